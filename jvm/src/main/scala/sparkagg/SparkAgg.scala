@@ -1,0 +1,81 @@
+package sparkagg
+
+import org.apache.spark.SparkEnv
+import org.apache.spark.sql.{SparkSession, SparkSessionExtensions}
+import sparkagg.api.FunctionDef
+import sparkagg.catalyst.{CountStarParser, Registry}
+import sparkagg.functions.{Count, Functions}
+
+/**
+ * Registration of sparkagg's functions on a running session, and of user-defined functions.
+ *
+ * {{{
+ *   SparkAgg.register(spark)                       // df_avg, df_sum, ...
+ *   SparkAgg.register(spark, "")                   // DataFusion's names, replacing Spark's built-ins
+ *   SparkAgg.registerFunction(spark, "my_avg", MyAvg)
+ *   SparkAgg.registerClass(spark, "my_avg", "com.example.MyAvg")
+ * }}}
+ * `df_count(*)` needs the parser of [[SparkAggExtensions]]; on a session registered at run time write
+ * `df_count()` instead (Spark would expand `*` into every column).
+ */
+object SparkAgg {
+  val PrefixConf = "spark.sparkagg.prefix"
+  val DefaultPrefix = "df_"
+
+  def register(spark: SparkSession): Unit = register(spark, prefixOf(spark))
+
+  def register(spark: SparkSession, prefix: String): Unit =
+    Registry.entries(prefix).foreach { case (id, info, builder) =>
+      spark.sessionState.functionRegistry.registerFunction(id, info, builder)
+    }
+
+  /** Registers a user's function (an object or class implementing [[FunctionDef]]) under `name`. */
+  def registerFunction(spark: SparkSession, name: String, function: FunctionDef): Unit = {
+    val (id, info, builder) = Registry.entry(function, name)
+    spark.sessionState.functionRegistry.registerFunction(id, info, builder)
+  }
+
+  /** As [[registerFunction]], by class name: a Scala `object`, or a class with a no-argument constructor. */
+  def registerClass(spark: SparkSession, name: String, className: String): Unit =
+    registerFunction(spark, name, loadFunction(className))
+
+  def loadFunction(className: String): FunctionDef = {
+    val loader = Option(Thread.currentThread.getContextClassLoader).getOrElse(getClass.getClassLoader)
+    val instance =
+      try {
+        val module = Class.forName(className + "$", true, loader)
+        module.getField("MODULE$").get(null)
+      } catch {
+        case _: ClassNotFoundException | _: NoSuchFieldException =>
+          Class.forName(className, true, loader).getDeclaredConstructor().newInstance()
+      }
+    instance match {
+      case f: FunctionDef => f
+      case other => throw new IllegalArgumentException(
+        s"sparkagg: $className is a ${other.getClass.getName}, not a sparkagg.api.FunctionDef")
+    }
+  }
+
+  /** Names and signatures of every built-in function under `prefix`, for listings. */
+  def describe(prefix: String): Seq[(String, String)] =
+    Functions.all.flatMap(f => (f.name +: f.aliases).map(n => (prefix + n, prefix + n + f.signature)))
+
+  private def prefixOf(spark: SparkSession): String = spark.conf.get(PrefixConf, DefaultPrefix)
+
+  private[sparkagg] def configuredPrefix: String =
+    Option(SparkEnv.get).map(_.conf.get(PrefixConf, DefaultPrefix)).getOrElse(DefaultPrefix)
+
+  private[sparkagg] def countName(prefix: String): String = prefix + Count.name
+}
+
+/**
+ * `spark.sql.extensions=sparkagg.SparkAggExtensions`: registers every function under
+ * `spark.sparkagg.prefix` (default `df_`) in each new session, and makes `df_count(*)` count rows.
+ */
+class SparkAggExtensions extends (SparkSessionExtensions => Unit) {
+  override def apply(extensions: SparkSessionExtensions): Unit = {
+    val prefix = SparkAgg.configuredPrefix
+    Registry.entries(prefix).foreach(extensions.injectFunction)
+    extensions.injectParser((_, delegate) => new CountStarParser(delegate, SparkAgg.countName(prefix)))
+  }
+}

@@ -1,0 +1,28 @@
+package sparkagg.api
+
+import org.apache.spark.sql.types.{DataType, Decimal}
+import org.apache.spark.unsafe.types.UTF8String
+
+/**
+ * A read-only view of one row of values: the arguments of one input row, or one serialized state.
+ *
+ * Getters return Spark's internal representations (`UTF8String`, `Decimal`, dates as days in an Int,
+ * timestamps as microseconds in a Long) so that reading a primitive allocates nothing. The host reuses
+ * one view for every row: an accumulator must copy what it keeps (`UTF8String.clone()`, `Decimal.clone()`).
+ */
+trait Values {
+  def numFields: Int
+  def isNullAt(i: Int): Boolean
+  def getBoolean(i: Int): Boolean
+  def getByte(i: Int): Byte
+  def getShort(i: Int): Short
+  def getInt(i: Int): Int
+  def getLong(i: Int): Long
+  def getFloat(i: Int): Float
+  def getDouble(i: Int): Double
+  def getDecimal(i: Int, precision: Int, scale: Int): Decimal
+  def getUTF8String(i: Int): UTF8String
+  def getBinary(i: Int): Array[Byte]
+  /** Any field, boxed; for the rare paths where the type is only known at run time. */
+  def get(i: Int, dataType: DataType): AnyRef
+}

@@ -1,0 +1,101 @@
+package sparkagg.functions
+
+import java.math.BigInteger
+
+import org.apache.spark.sql.types._
+import sparkagg.api._
+
+/**
+ * avg (alias mean): integers and floats are averaged as double; decimal(p, s) exactly, returning
+ * decimal(min(38, p + 4), min(38, s + 4)) with the quotient truncated toward zero as DataFusion does.
+ * NULL on empty or all-NULL input. Retractable.
+ * State: count: bigint, sum: double, or decimal(min(38, p + 10), s) for decimals.
+ */
+object Avg extends FunctionDef {
+  val name = "avg"
+  override val aliases = Seq("mean")
+  val signature = "(integer|float|double) -> double, (decimal(p,s)) -> decimal(min(38,p+4),min(38,s+4))"
+  val doc = FunctionDoc(
+    usage = "_FUNC_(expr) - Returns the mean of the non-NULL values of expr, NULL if there are none.",
+    arguments = Seq("expr" -> Types.Numeric),
+    examples = Seq(
+      "SELECT _FUNC_(col) FROM VALUES (1), (2), (NULL), (4) AS tab(col)" -> "2.3333333333333335",
+      "SELECT _FUNC_(col) FROM VALUES (1.00BD), (2.00BD), (2.00BD) AS tab(col)" -> "1.666666"))
+
+  private def stateOf(sumType: DataType): StructType = StructType(Seq(
+    StructField("count", LongType, nullable = false), StructField("sum", sumType)))
+
+  def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
+    case Seq(t: DecimalType) =>
+      val sumType = Types.widenDecimal(t, 10, 0)
+      val out = Types.widenDecimal(t, 4, 4)
+      Right(Bound(out, stateOf(sumType), () => new DecimalAvgAccumulator(t, sumType, out, ctx.failOnOverflow)))
+    case Seq(t) if Types.isNumeric(t) =>
+      Right(Bound(DoubleType, stateOf(DoubleType), () => new DoubleAvgAccumulator, coerceTo = Seq(DoubleType)))
+    case _ => Left(s"expects one argument of type ${Types.Numeric}")
+  }
+}
+
+final class DoubleAvgAccumulator extends Accumulator {
+  private var count = 0L
+  private var sum = 0.0
+
+  def update(args: Values): Unit = if (!args.isNullAt(0)) { sum += args.getDouble(0); count += 1 }
+  override def retract(args: Values): Unit = if (!args.isNullAt(0)) { sum -= args.getDouble(0); count -= 1 }
+  override def supportsRetract: Boolean = true
+  def merge(state: Values): Unit = {
+    val n = state.getLong(0)
+    if (n > 0) { count += n; sum += state.getDouble(1) }
+  }
+  def state(): Array[Any] = Array(count, if (count == 0) null else sum)
+  def evaluate(): Any = if (count == 0) null else sum / count
+  def size: Long = 32
+}
+
+final class DecimalAvgAccumulator(in: DecimalType, sumType: DecimalType, out: DecimalType,
+    failOnOverflow: Boolean) extends Accumulator {
+  private var count = 0L
+  private val sum = new DecimalSum(in.scale)
+  private var overflowed = false
+
+  def update(args: Values): Unit =
+    if (!args.isNullAt(0)) { sum.add(args.getDecimal(0, in.precision, in.scale)); count += 1 }
+  override def retract(args: Values): Unit =
+    if (!args.isNullAt(0)) { sum.subtract(args.getDecimal(0, in.precision, in.scale)); count -= 1 }
+  override def supportsRetract: Boolean = true
+  def merge(state: Values): Unit = {
+    val n = state.getLong(0)
+    if (n > 0) {
+      count += n
+      if (state.isNullAt(1)) overflowed = true
+      else sum.add(state.getDecimal(1, sumType.precision, sumType.scale))
+    }
+  }
+
+  private def overflow(what: DecimalType): Null = {
+    if (failOnOverflow) Overflow.raise(s"${what.simpleString} avg")
+    overflowed = true
+    null
+  }
+
+  private def checkedSum: Decimal =
+    if (overflowed || count == 0) null
+    else {
+      val d = sum.toDecimal(sumType.precision)
+      if (d == null) overflow(sumType) else d
+    }
+
+  def state(): Array[Any] = Array(count, checkedSum)
+
+  def evaluate(): Any =
+    if (checkedSum == null) null
+    else {
+      val scaled = sum.unscaled.multiply(BigInteger.TEN.pow(out.scale - in.scale))
+      // BigInteger division truncates toward zero, as DataFusion's decimal average does.
+      val q = scaled.divide(BigInteger.valueOf(count))
+      val d = DecimalSum.fit(q, out.scale, out.precision)
+      if (d == null) overflow(out) else d
+    }
+
+  def size: Long = 48 + sum.size
+}

@@ -1,0 +1,202 @@
+package sparkagg.functions
+
+import java.util.{ArrayDeque, Comparator}
+
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.{ByteArray, UTF8String}
+import sparkagg.api._
+
+/**
+ * min and max over any orderable type (numbers, decimal, string, binary, boolean, date, timestamp),
+ * returning the input type; NULL on empty or all-NULL input. Floats use a total order in which NaN is
+ * greater than every number: max is NaN as soon as one NaN is present, min ignores NaN unless every
+ * value is NaN. State: min (or max) of the input type. Sliding frames retract through a monotonic queue.
+ */
+sealed abstract class MinMax(val name: String, isMax: Boolean, example: (String, String))
+    extends FunctionDef {
+  val signature = s"(${Types.Orderable}) -> same type"
+  val doc = FunctionDoc(
+    usage = s"_FUNC_(expr) - Returns the ${if (isMax) "largest" else "smallest"} non-NULL value of expr " +
+      "(NaN sorts above every other number).",
+    arguments = Seq("expr" -> Types.Orderable),
+    examples = Seq(example))
+
+  def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
+    case Seq(t) if Types.isOrderable(t) =>
+      val state = StructType(Seq(StructField(name, t)))
+      val kind = ValueKind.of(t)
+      Right(Bound(t, state,
+        () => kind match {
+          case k: ValueKind.LongLike => new LongMinMaxAccumulator(k, isMax)
+          case k: ValueKind.DoubleLike => new DoubleMinMaxAccumulator(k, isMax)
+          case k => new ObjectMinMaxAccumulator(k, isMax)
+        },
+        newSlidingAccumulator = Some(() => new SlidingMinMaxAccumulator(kind, isMax))))
+    case _ => Left(s"expects one argument of type ${Types.Orderable}")
+  }
+}
+
+object Min extends MinMax("min", isMax = false,
+  "SELECT _FUNC_(col) FROM VALUES (10), (-1), (NULL), (20) AS tab(col)" -> "-1")
+object Max extends MinMax("max", isMax = true,
+  "SELECT _FUNC_(col) FROM VALUES (10.0D), (double('NaN')), (20.0D) AS tab(col)" -> "NaN")
+
+/** How values of one Spark type are read, boxed and ordered; chosen once per call, not per row. */
+private[functions] sealed trait ValueKind {
+  def read(v: Values, i: Int): AnyRef
+  def ordering: Comparator[AnyRef]
+}
+
+private[functions] object ValueKind {
+  /** Types whose values fit a Long with the same order: integers, boolean, date, timestamps. */
+  final class LongLike(val dataType: DataType) extends ValueKind {
+    def readLong(v: Values, i: Int): Long = dataType match {
+      case BooleanType => if (v.getBoolean(i)) 1L else 0L
+      case ByteType => v.getByte(i)
+      case ShortType => v.getShort(i)
+      case IntegerType | DateType => v.getInt(i)
+      case _ => v.getLong(i)
+    }
+    def box(x: Long): AnyRef = dataType match {
+      case BooleanType => java.lang.Boolean.valueOf(x != 0)
+      case ByteType => java.lang.Byte.valueOf(x.toByte)
+      case ShortType => java.lang.Short.valueOf(x.toShort)
+      case IntegerType | DateType => java.lang.Integer.valueOf(x.toInt)
+      case _ => java.lang.Long.valueOf(x)
+    }
+    def read(v: Values, i: Int): AnyRef = java.lang.Long.valueOf(readLong(v, i))
+    val ordering: Comparator[AnyRef] = (a, b) => java.lang.Long.compare(a.asInstanceOf[Long], b.asInstanceOf[Long])
+  }
+
+  /** float and double, in the total order of `java.lang.Double.compare` (NaN greatest). */
+  final class DoubleLike(val dataType: DataType) extends ValueKind {
+    def readDouble(v: Values, i: Int): Double =
+      if (dataType == FloatType) v.getFloat(i).toDouble else v.getDouble(i)
+    def box(x: Double): AnyRef =
+      if (dataType == FloatType) java.lang.Float.valueOf(x.toFloat) else java.lang.Double.valueOf(x)
+    def read(v: Values, i: Int): AnyRef = java.lang.Double.valueOf(readDouble(v, i))
+    val ordering: Comparator[AnyRef] =
+      (a, b) => java.lang.Double.compare(a.asInstanceOf[Double], b.asInstanceOf[Double])
+  }
+
+  /** decimal, string and binary: kept as copies of Spark's own objects. */
+  final class ObjectLike(val dataType: DataType) extends ValueKind {
+    def read(v: Values, i: Int): AnyRef = dataType match {
+      case t: DecimalType => v.getDecimal(i, t.precision, t.scale).clone()
+      case BinaryType => v.getBinary(i).clone()
+      case _ => v.getUTF8String(i).clone()
+    }
+    val ordering: Comparator[AnyRef] = dataType match {
+      case _: DecimalType => (a, b) => a.asInstanceOf[Decimal].compare(b.asInstanceOf[Decimal])
+      case BinaryType => (a, b) => ByteArray.compareBinary(a.asInstanceOf[Array[Byte]], b.asInstanceOf[Array[Byte]])
+      case _ => (a, b) => a.asInstanceOf[UTF8String].binaryCompare(b.asInstanceOf[UTF8String])
+    }
+  }
+
+  /** Bytes held by a kept object value. */
+  def sizeOf(x: AnyRef): Long = x match {
+    case null => 0
+    case s: UTF8String => 24 + s.numBytes
+    case b: Array[Byte] => 16 + b.length
+    case _ => 48
+  }
+
+  def of(t: DataType): ValueKind = t match {
+    case FloatType | DoubleType => new DoubleLike(t)
+    case _: DecimalType | BinaryType | _: StringType => new ObjectLike(t)
+    case _ => new LongLike(t)
+  }
+}
+
+final class LongMinMaxAccumulator(kind: ValueKind.LongLike, isMax: Boolean) extends Accumulator {
+  private var best = 0L
+  private var seen = false
+
+  private def offer(x: Long): Unit =
+    if (!seen || (if (isMax) x > best else x < best)) { best = x; seen = true }
+
+  def update(args: Values): Unit = if (!args.isNullAt(0)) offer(kind.readLong(args, 0))
+  def merge(state: Values): Unit = update(state)
+  def state(): Array[Any] = Array(evaluate())
+  def evaluate(): Any = if (seen) kind.box(best) else null
+  def size: Long = 32
+}
+
+final class DoubleMinMaxAccumulator(kind: ValueKind.DoubleLike, isMax: Boolean) extends Accumulator {
+  private var best = 0.0
+  private var seen = false
+
+  private def offer(x: Double): Unit = {
+    val c = java.lang.Double.compare(x, best)
+    if (!seen || (if (isMax) c > 0 else c < 0)) { best = x; seen = true }
+  }
+
+  def update(args: Values): Unit = if (!args.isNullAt(0)) offer(kind.readDouble(args, 0))
+  def merge(state: Values): Unit = update(state)
+  def state(): Array[Any] = Array(evaluate())
+  def evaluate(): Any = if (seen) kind.box(best) else null
+  def size: Long = 32
+}
+
+final class ObjectMinMaxAccumulator(kind: ValueKind, isMax: Boolean) extends Accumulator {
+  private var best: AnyRef = null
+  private val ordering = kind.ordering
+
+  def update(args: Values): Unit = if (!args.isNullAt(0)) {
+    val x = kind.read(args, 0)
+    if (best == null) best = x
+    else {
+      val c = ordering.compare(x, best)
+      if (if (isMax) c > 0 else c < 0) best = x
+    }
+  }
+  def merge(state: Values): Unit = update(state)
+  def state(): Array[Any] = Array(best)
+  def evaluate(): Any = best
+  def size: Long = 32 + ValueKind.sizeOf(best)
+}
+
+/**
+ * min / max over a sliding frame: a monotonic queue of (position, value). Values leave in the order
+ * they arrived (the sliding-window contract), so retract only advances the lower position bound.
+ */
+final class SlidingMinMaxAccumulator(kind: ValueKind, isMax: Boolean) extends Accumulator {
+  private final class Entry(val pos: Long, val value: AnyRef)
+  private val queue = new ArrayDeque[Entry]()
+  private val ordering = kind.ordering
+  private var added = 0L
+  private var removed = 0L
+
+  /** True when `a` should be dropped because `b` arrived later and is at least as good. */
+  private def dominated(a: AnyRef, b: AnyRef): Boolean = {
+    val c = ordering.compare(a, b)
+    if (isMax) c <= 0 else c >= 0
+  }
+
+  def update(args: Values): Unit = {
+    val pos = added
+    added += 1
+    if (!args.isNullAt(0)) {
+      val x = kind.read(args, 0)
+      while (!queue.isEmpty && dominated(queue.peekLast.value, x)) queue.pollLast()
+      queue.addLast(new Entry(pos, x))
+    }
+  }
+
+  override def retract(args: Values): Unit = {
+    removed += 1
+    while (!queue.isEmpty && queue.peekFirst.pos < removed) queue.pollFirst()
+  }
+  override def supportsRetract: Boolean = true
+
+  def merge(state: Values): Unit =
+    throw new UnsupportedOperationException("the sliding min/max accumulator only runs in windows")
+  def state(): Array[Any] = Array(evaluate())
+  def evaluate(): Any = if (queue.isEmpty) null else toResult(queue.peekFirst.value)
+  private def toResult(x: AnyRef): Any = kind match {
+    case k: ValueKind.LongLike => k.box(x.asInstanceOf[Long])
+    case k: ValueKind.DoubleLike => k.box(x.asInstanceOf[Double])
+    case _ => x
+  }
+  def size: Long = 48 + queue.size * 48L
+}

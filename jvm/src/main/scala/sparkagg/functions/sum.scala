@@ -1,0 +1,118 @@
+package sparkagg.functions
+
+import org.apache.spark.sql.types._
+import sparkagg.api._
+
+/**
+ * sum: integers sum as bigint, floats as double, decimal(p, s) as decimal(min(38, p + 10), s).
+ * NULL on empty or all-NULL input. Retractable (NULL again once every value has left the frame).
+ * State: sum, count. DataFusion keeps count only in its sliding variant; sparkagg always keeps it, so
+ * an empty state and an overflowed one stay apart.
+ * Overflow (deviation from DataFusion, which wraps): Spark's ANSI error, or NULL with ANSI off.
+ */
+object Sum extends FunctionDef {
+  val name = "sum"
+  val signature = "(integer) -> bigint, (float|double) -> double, (decimal(p,s)) -> decimal(min(38,p+10),s)"
+  val doc = FunctionDoc(
+    usage = "_FUNC_(expr) - Returns the sum of the non-NULL values of expr, NULL if there are none.",
+    arguments = Seq("expr" -> Types.Numeric),
+    examples = Seq(
+      "SELECT _FUNC_(col) FROM VALUES (5), (10), (15) AS tab(col)" -> "30",
+      "SELECT _FUNC_(col) FROM VALUES (NULL), (NULL) AS tab(col)" -> "NULL",
+      "SELECT _FUNC_(col) FROM VALUES (1.5D), (2.25D) AS tab(col)" -> "3.75"))
+
+  def stateOf(sumType: DataType): StructType = StructType(Seq(
+    StructField("sum", sumType), StructField("count", LongType, nullable = false)))
+
+  def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
+    case Seq(t) if Types.isIntegral(t) =>
+      Right(Bound(LongType, stateOf(LongType), () => new LongSumAccumulator(ctx.failOnOverflow),
+        coerceTo = Seq(LongType)))
+    case Seq(t) if Types.isFloating(t) =>
+      Right(Bound(DoubleType, stateOf(DoubleType), () => new DoubleSumAccumulator, coerceTo = Seq(DoubleType)))
+    case Seq(t: DecimalType) =>
+      val out = Types.widenDecimal(t, 10, 0)
+      Right(Bound(out, stateOf(out), () => new DecimalSumAccumulator(t, out, ctx.failOnOverflow)))
+    case _ => Left(s"expects one argument of type ${Types.Numeric}")
+  }
+}
+
+final class LongSumAccumulator(failOnOverflow: Boolean) extends Accumulator {
+  private var sum = 0L
+  private var count = 0L
+  private var overflowed = false
+
+  private def add(v: Long): Unit = {
+    val r = sum + v
+    if (((sum ^ r) & (v ^ r)) < 0) {
+      if (failOnOverflow) Overflow.raise("bigint sum")
+      overflowed = true
+    }
+    sum = r
+  }
+
+  def update(args: Values): Unit = if (!args.isNullAt(0)) { add(args.getLong(0)); count += 1 }
+  override def retract(args: Values): Unit = if (!args.isNullAt(0)) { sum -= args.getLong(0); count -= 1 }
+  override def supportsRetract: Boolean = true
+  def merge(state: Values): Unit = {
+    val n = state.getLong(1)
+    if (n > 0) {
+      if (state.isNullAt(0)) overflowed = true else add(state.getLong(0))
+      count += n
+    }
+  }
+  def state(): Array[Any] = Array(if (overflowed || count == 0) null else sum, count)
+  def evaluate(): Any = if (overflowed || count == 0) null else sum
+  def size: Long = 40
+}
+
+final class DoubleSumAccumulator extends Accumulator {
+  private var sum = 0.0
+  private var count = 0L
+
+  def update(args: Values): Unit = if (!args.isNullAt(0)) { sum += args.getDouble(0); count += 1 }
+  override def retract(args: Values): Unit = if (!args.isNullAt(0)) { sum -= args.getDouble(0); count -= 1 }
+  override def supportsRetract: Boolean = true
+  def merge(state: Values): Unit = {
+    val n = state.getLong(1)
+    if (n > 0) { sum += state.getDouble(0); count += n }
+  }
+  def state(): Array[Any] = Array(if (count == 0) null else sum, count)
+  def evaluate(): Any = if (count == 0) null else sum
+  def size: Long = 32
+}
+
+final class DecimalSumAccumulator(in: DecimalType, out: DecimalType, failOnOverflow: Boolean)
+    extends Accumulator {
+  private val sum = new DecimalSum(in.scale)
+  private var count = 0L
+  private var overflowed = false
+
+  def update(args: Values): Unit =
+    if (!args.isNullAt(0)) { sum.add(args.getDecimal(0, in.precision, in.scale)); count += 1 }
+  override def retract(args: Values): Unit =
+    if (!args.isNullAt(0)) { sum.subtract(args.getDecimal(0, in.precision, in.scale)); count -= 1 }
+  override def supportsRetract: Boolean = true
+  def merge(state: Values): Unit = {
+    val n = state.getLong(1)
+    if (n > 0) {
+      if (state.isNullAt(0)) overflowed = true else sum.add(state.getDecimal(0, out.precision, out.scale))
+      count += n
+    }
+  }
+
+  private def result: Decimal =
+    if (overflowed || count == 0) null
+    else {
+      val d = sum.toDecimal(out.precision)
+      if (d == null) {
+        if (failOnOverflow) Overflow.raise(s"${out.simpleString} sum")
+        overflowed = true
+      }
+      d
+    }
+
+  def state(): Array[Any] = Array(result, count)
+  def evaluate(): Any = result
+  def size: Long = 48 + sum.size
+}
