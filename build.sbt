@@ -58,5 +58,6 @@ lazy val root = (project in file("."))
     ),
     Test / parallelExecution := false,
     // The JAR users put on --jars: our classes only, Spark is provided.
-    Compile / packageBin / artifactPath := baseDirectory.value / "target" / "sparkagg.jar"
+    Compile / packageBin / artifactPath := baseDirectory.value / "target" / "sparkagg.jar",
+    Test / packageBin / artifactPath := baseDirectory.value / "target" / "sparkagg-tests.jar"
   )

@@ -2,7 +2,7 @@ package sparkagg.catalyst
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.expressions.{Cast, Expression, GenericInternalRow, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Expression, GenericInternalRow}
 import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate
 import org.apache.spark.sql.sparkagg.SparkInternals
 import org.apache.spark.sql.types.{DataType, NullType}
@@ -36,12 +36,7 @@ case class AccumulatorAggregate(
   override def prettyName: String = sqlName
 
   // Arguments, cast to what the accumulator reads, evaluated into one reused row.
-  @transient private lazy val arguments = {
-    val coerce = call.bound.coerceTo
-    UnsafeProjection.create(children.zipWithIndex.map { case (c, i) =>
-      if (coerce.isEmpty || c.dataType == coerce(i)) c else Cast(c, coerce(i))
-    })
-  }
+  @transient private lazy val arguments = call.argumentProjection(children)
   @transient private lazy val argumentView = new RowValues
   @transient private lazy val stateView = new RowValues
 

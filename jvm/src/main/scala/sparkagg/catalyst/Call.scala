@@ -1,5 +1,6 @@
 package sparkagg.catalyst
 
+import org.apache.spark.sql.catalyst.expressions.{Cast, Expression, UnsafeProjection}
 import sparkagg.api._
 
 /**
@@ -19,4 +20,12 @@ final case class Call(function: FunctionDef, sqlName: String, args: Seq[Arg], ct
   @transient lazy val codec = new StateCodec(function.name, bound.stateSchema)
 
   def newAccumulator(): Accumulator = bound.newAccumulator()
+
+  /** Evaluates `arguments` into one reused row, cast to the types the accumulator reads. */
+  def argumentProjection(arguments: Seq[Expression]): UnsafeProjection = {
+    val coerce = bound.coerceTo
+    UnsafeProjection.create(arguments.zipWithIndex.map { case (a, i) =>
+      if (coerce.isEmpty || a.dataType == coerce(i)) a else Cast(a, coerce(i))
+    })
+  }
 }

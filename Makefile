@@ -1,0 +1,46 @@
+# sparkagg: every target sets up what it needs from nothing (venv, sbt, the JAR).
+PYTHON3 ?= python3
+VENV    := .venv
+PY      := $(VENV)/bin/python
+SBT     := ./build/sbt
+JAR     := target/sparkagg.jar
+TESTJAR := target/sparkagg-tests.jar
+
+.PHONY: all venv jar test test-scala test-python demo bench wheel clean
+
+all: jar
+
+# Python environment: pyspark 4.3.0 (whose jars the JVM build compiles against), the package, test tools.
+venv: $(VENV)/.installed
+$(VENV)/.installed: python/pyproject.toml
+	$(PYTHON3) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e 'python[test]'
+	touch $@
+
+# The JAR users ship (sparkagg classes only) and the test JAR (user-defined accumulator examples).
+jar: venv
+	$(SBT) package Test/package
+
+test-scala: venv
+	$(SBT) test
+
+test-python: jar
+	$(PY) -m pytest tests -q
+
+test: jar test-scala test-python
+
+demo: jar
+	$(VENV)/bin/sparkagg demo
+
+bench: jar
+	$(PY) bench/bench_avg_sum.py
+
+# A wheel that carries the JAR.
+wheel: jar
+	mkdir -p python/sparkagg/jars && cp $(JAR) python/sparkagg/jars/
+	$(PY) -m pip wheel --no-deps -w dist python
+	rm -rf python/sparkagg/jars
+
+clean:
+	rm -rf target project/target $(VENV) dist

@@ -1,0 +1,19 @@
+package sparkagg
+
+import org.apache.spark.sql.SparkSession
+import org.scalatest.{BeforeAndAfterAll, Suite}
+
+/** One local session with the extension, shared by a suite. */
+trait LocalSpark extends BeforeAndAfterAll { this: Suite =>
+  @transient lazy val spark: SparkSession = SparkSession.builder()
+    .master("local[2]")
+    .appName(getClass.getSimpleName)
+    .config("spark.sql.extensions", classOf[SparkAggExtensions].getName)
+    .config("spark.ui.enabled", "false")
+    .config("spark.sql.shuffle.partitions", "4")
+    .getOrCreate()
+
+  override def afterAll(): Unit = {
+    try spark.stop() finally super.afterAll()
+  }
+}

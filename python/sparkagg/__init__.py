@@ -1,0 +1,95 @@
+"""sparkagg: Apache DataFusion's aggregate functions for Apache Spark SQL.
+
+>>> import sparkagg
+>>> spark = sparkagg.session()                       # doctest: +SKIP
+>>> spark.sql("SELECT k, df_avg(x) FROM t GROUP BY k")  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__version__ = "0.1.0"
+
+EXTENSIONS = "sparkagg.SparkAggExtensions"
+PREFIX_CONF = "spark.sparkagg.prefix"
+DEFAULT_PREFIX = "df_"
+
+__all__ = ["session", "register", "register_class", "jar_path", "functions", "reference"]
+
+
+def jar_path() -> str:
+    """Path of the sparkagg JAR: the one inside the installed package (a wheel carries it), else the
+    sbt build output of a source checkout (``make jar``), else ``$SPARKAGG_JAR``."""
+    here = Path(__file__).resolve().parent
+    candidates = [
+        os.environ.get("SPARKAGG_JAR"),
+        here / "jars" / "sparkagg.jar",
+        here.parent.parent / "target" / "sparkagg.jar",
+    ]
+    for c in candidates:
+        if c and Path(c).is_file():
+            return str(c)
+    raise FileNotFoundError(
+        "sparkagg: no sparkagg.jar found. In a source checkout run `make jar`; "
+        "otherwise install the sparkagg wheel, or set SPARKAGG_JAR.")
+
+
+def session(master: str = "local[*]", prefix: str = DEFAULT_PREFIX, app_name: str = "sparkagg",
+            extra_jars: list[str] | None = None, **conf):
+    """A SparkSession with the sparkagg JAR and functions: ``df_avg``, ``df_count(*)``, ...
+
+    ``prefix`` names the functions (``""`` replaces Spark's built-ins with DataFusion's for this
+    session). Any Spark setting can be passed through ``conf``, with dotted names given as a dict:
+    ``session(**{"spark.sql.shuffle.partitions": "4"})``. An already running session is returned
+    as it is by Spark: stop it first, or use :func:`register` on it.
+    """
+    from pyspark.sql import SparkSession
+
+    jars = [jar_path(), *(extra_jars or [])]
+    builder = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.jars", ",".join(jars))
+               .config("spark.sql.extensions", EXTENSIONS)
+               .config(PREFIX_CONF, prefix)
+               .config("spark.ui.showConsoleProgress", "true"))
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    from . import functions
+    functions.use_prefix(prefix)
+    return spark
+
+
+def _jvm_of(spark):
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        raise TypeError(
+            "sparkagg.register needs a classic (py4j) SparkSession. On Spark Connect, start the server "
+            f"with the sparkagg JAR and spark.sql.extensions={EXTENSIONS}; the functions are then there.")
+    return jvm
+
+
+def register(spark, prefix: str | None = None) -> None:
+    """Register sparkagg's functions on a running classic session whose classpath has the JAR
+    (``spark.jars`` / ``--jars``). ``df_count(*)`` needs the extension; here write ``df_count()``."""
+    jvm = _jvm_of(spark)
+    prefix = spark.conf.get(PREFIX_CONF, DEFAULT_PREFIX) if prefix is None else prefix
+    try:
+        jvm.sparkagg.SparkAgg.register(spark._jsparkSession, prefix)
+    except TypeError as e:  # py4j: the class is not on the JVM's classpath
+        raise RuntimeError(f"sparkagg: the JAR is not on this session's classpath ({jar_path()})") from e
+    from . import functions
+    functions.use_prefix(prefix)
+
+
+def register_class(spark, name: str, class_name: str) -> None:
+    """Register a user's aggregate (a Scala object or class implementing ``sparkagg.api.FunctionDef``,
+    in a JAR on the session's classpath) as the SQL function ``name``."""
+    _jvm_of(spark).sparkagg.SparkAgg.registerClass(spark._jsparkSession, name, class_name)
+
+
+def __getattr__(name):  # lazy submodules: importing sparkagg does not start or import Spark
+    if name in ("functions", "reference"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(name)
