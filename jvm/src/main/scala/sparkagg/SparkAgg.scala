@@ -2,6 +2,7 @@ package sparkagg
 
 import org.apache.spark.SparkEnv
 import org.apache.spark.sql.{SparkSession, SparkSessionExtensions}
+import org.apache.spark.sql.sparkagg.SparkInternals
 import sparkagg.api.FunctionDef
 import sparkagg.catalyst.{CountStarParser, Registry}
 import sparkagg.functions.{Count, Functions}
@@ -25,14 +26,20 @@ object SparkAgg {
   def register(spark: SparkSession): Unit = register(spark, prefixOf(spark))
 
   def register(spark: SparkSession, prefix: String): Unit =
-    Registry.entries(prefix).foreach { case (id, info, builder) =>
-      spark.sessionState.functionRegistry.registerFunction(id, info, builder)
-    }
+    Registry.entries(prefix).foreach(registerTemporary(spark, _, replacingBuiltin = prefix.isEmpty))
 
   /** Registers a user's function (an object or class implementing [[FunctionDef]]) under `name`. */
-  def registerFunction(spark: SparkSession, name: String, function: FunctionDef): Unit = {
-    val (id, info, builder) = Registry.entry(function, name)
-    spark.sessionState.functionRegistry.registerFunction(id, info, builder)
+  def registerFunction(spark: SparkSession, name: String, function: FunctionDef): Unit =
+    registerTemporary(spark, Registry.entry(function, name), replacingBuiltin = false)
+
+  // A running session's registry holds temporary functions under system.session, as spark.udf does,
+  // and resolves built-ins (system.builtin) first: DataFusion's names must take the built-in's place.
+  private def registerTemporary(spark: SparkSession, entry: Registry.Entry, replacingBuiltin: Boolean): Unit = {
+    val (id, info, builder) = entry
+    val qualified =
+      if (replacingBuiltin) SparkInternals.builtinFunction(id.funcName)
+      else SparkInternals.temporaryFunction(id.funcName)
+    spark.sessionState.functionRegistry.registerFunction(qualified, info, builder)
   }
 
   /** As [[registerFunction]], by class name: a Scala `object`, or a class with a no-argument constructor. */

@@ -12,9 +12,12 @@ object Types {
   def isDecimal(t: DataType): Boolean = t.isInstanceOf[DecimalType]
   def isNumeric(t: DataType): Boolean = isIntegral(t) || isFloating(t) || isDecimal(t)
 
+  /** An untyped NULL literal (`void`): accepted wherever a number is, as DataFusion does. */
+  def isUntypedNull(t: DataType): Boolean = t == NullType
+
   /** Types with a total order that min / max accept. */
   def isOrderable(t: DataType): Boolean = isNumeric(t) || (t match {
-    case BooleanType | DateType | TimestampType | TimestampNTZType | BinaryType => true
+    case BooleanType | DateType | TimestampType | TimestampNTZType | BinaryType | NullType => true
     case _: StringType => true
     case _ => false
   })

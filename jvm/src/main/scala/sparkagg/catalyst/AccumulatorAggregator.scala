@@ -11,10 +11,11 @@ import sparkagg.api._
 /**
  * Any [[FunctionDef]] as a Spark `Aggregator`, for `functions.udaf` and typed Datasets:
  * {{{
- *   spark.udf.register("my_avg", functions.udaf(AccumulatorAggregator(MyAvg, Encoders.scalaDouble)))
+ *   spark.udf.register("my_avg", functions.udaf(AccumulatorAggregator(MyAvg, Encoders.DOUBLE)))
  *   ds.select(AccumulatorAggregator(Avg, Encoders.scalaDouble).toColumn)
  * }}}
- * The input encoder's fields are the function's arguments. The buffer is the accumulator; Spark
+ * The input encoder's fields are the function's arguments; use boxed encoders (`Encoders.DOUBLE`) so
+ * that NULLs reach the accumulator as NULLs. The buffer is the accumulator; Spark
  * serializes it through the same versioned state bytes as the Catalyst host.
  */
 class AccumulatorAggregator[IN](function: FunctionDef, inputEncoder: Encoder[IN], failOnOverflow: Boolean)

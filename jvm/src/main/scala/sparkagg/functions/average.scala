@@ -30,7 +30,7 @@ object Avg extends FunctionDef {
       val sumType = Types.widenDecimal(t, 10, 0)
       val out = Types.widenDecimal(t, 4, 4)
       Right(Bound(out, stateOf(sumType), () => new DecimalAvgAccumulator(t, sumType, out, ctx.failOnOverflow)))
-    case Seq(t) if Types.isNumeric(t) =>
+    case Seq(t) if Types.isNumeric(t) || Types.isUntypedNull(t) =>
       Right(Bound(DoubleType, stateOf(DoubleType), () => new DoubleAvgAccumulator, coerceTo = Seq(DoubleType)))
     case _ => Left(s"expects one argument of type ${Types.Numeric}")
   }

@@ -25,7 +25,7 @@ object Sum extends FunctionDef {
     StructField("sum", sumType), StructField("count", LongType, nullable = false)))
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
-    case Seq(t) if Types.isIntegral(t) =>
+    case Seq(t) if Types.isIntegral(t) || Types.isUntypedNull(t) =>
       Right(Bound(LongType, stateOf(LongType), () => new LongSumAccumulator(ctx.failOnOverflow),
         coerceTo = Seq(LongType)))
     case Seq(t) if Types.isFloating(t) =>

@@ -1,6 +1,8 @@
 package org.apache.spark.sql.sparkagg
 
 import org.apache.spark.QueryContext
+import org.apache.spark.sql.catalyst.FunctionIdentifier
+import org.apache.spark.sql.connector.catalog.CatalogManager
 import org.apache.spark.sql.errors.QueryExecutionErrors
 
 /**
@@ -11,4 +13,13 @@ object SparkInternals {
   /** Spark's ANSI overflow error: [ARITHMETIC_OVERFLOW], SQLSTATE 22003. */
   def arithmeticOverflow(message: String, context: QueryContext): ArithmeticException =
     QueryExecutionErrors.arithmeticOverflowError(message, "", context)
+
+  /** A session's registry keeps temporary functions as system.session.<name> (as spark.udf does). */
+  def temporaryFunction(name: String): FunctionIdentifier =
+    FunctionIdentifier(name, Some(CatalogManager.SESSION_NAMESPACE), Some(CatalogManager.SYSTEM_CATALOG_NAME))
+
+  /** A built-in's identifier, system.builtin.<name>: registered in one session's registry, it replaces
+   *  the built-in for that session only. */
+  def builtinFunction(name: String): FunctionIdentifier =
+    FunctionIdentifier(name, Some(CatalogManager.BUILTIN_NAMESPACE), Some(CatalogManager.SYSTEM_CATALOG_NAME))
 }

@@ -1,0 +1,159 @@
+package sparkagg
+
+import org.apache.spark.SparkThrowable
+import org.apache.spark.sql.{AnalysisException, DataFrame, Encoders, Row, functions => F}
+import org.scalatest.funsuite.AnyFunSuite
+import sparkagg.catalyst.{AccumulatorAggregator, Registry}
+import sparkagg.functions.Functions
+import sparkagg.testing.MyAvg
+
+/** sparkagg's functions through SQL on a local session, against Spark's built-ins and worked examples. */
+class SqlSuite extends AnyFunSuite with LocalSpark {
+  private def rows(df: DataFrame): Seq[Row] = df.collect().toSeq
+  private def one(sql: String): Any = spark.sql(sql).collect().head.get(0)
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    spark.range(0, 5000).selectExpr(
+      "id % 37 AS k",
+      "IF(id % 11 = 0, NULL, CAST(id * 7919 % 1000 - 500 AS INT)) AS i",
+      "IF(id % 13 = 0, NULL, id * 104729 % 100000 - 50000) AS l",
+      "IF(id % 7 = 0, NULL, CAST(id AS DOUBLE) / 8) AS d",
+      "IF(id % 5 = 0, NULL, CAST(id * 31 % 997 AS DECIMAL(10, 2)) / 3) AS m",
+      "IF(id % 17 = 0, NULL, CAST(id * 13 % 101 AS STRING)) AS s",
+      "IF(id % 19 = 0, NULL, DATE_ADD(DATE'2020-01-01', CAST(id % 400 AS INT))) AS dt"
+    ).createOrReplaceTempView("t")
+    spark.sql("SELECT * FROM t WHERE k < 0").createOrReplaceTempView("empty")
+  }
+
+  // Where Spark's built-in has DataFusion's semantics, it is an independent oracle.
+  private val agreeing = Seq(
+    "count(*)" -> "df_count(*)", "count(i)" -> "df_count(i)", "count(i, s)" -> "df_count(i, s)",
+    "count(DISTINCT s)" -> "df_count(DISTINCT s)",
+    "sum(i)" -> "df_sum(i)", "sum(l)" -> "df_sum(l)", "sum(m)" -> "df_sum(m)",
+    "avg(i)" -> "df_avg(i)", "avg(d)" -> "df_avg(d)",
+    "min(i)" -> "df_min(i)", "max(l)" -> "df_max(l)", "min(d)" -> "df_min(d)", "max(m)" -> "df_max(m)",
+    "min(s)" -> "df_min(s)", "max(s)" -> "df_max(s)", "min(dt)" -> "df_min(dt)", "max(dt)" -> "df_max(dt)")
+
+  for (parts <- Seq(1, 3, 17); grouped <- Seq(true, false)) {
+    test(s"agrees with Spark's built-ins, ${if (grouped) "grouped" else "global"}, $parts partitions") {
+      spark.table("t").repartition(parts).createOrReplaceTempView("tp")
+      val (ours, theirs) = (agreeing.map(_._2), agreeing.map(_._1))
+      def q(cols: Seq[String]) =
+        if (grouped) s"SELECT k, ${cols.mkString(", ")} FROM tp GROUP BY k ORDER BY k"
+        else s"SELECT ${cols.mkString(", ")} FROM tp"
+      val (a, b) = (rows(spark.sql(q(ours))), rows(spark.sql(q(theirs))))
+      assert(a.size == b.size && a.nonEmpty)
+      a.zip(b).foreach { case (x, y) =>
+        x.toSeq.zip(y.toSeq).zipWithIndex.foreach { case ((u, v), i) =>
+          assert(Gen.same(u, v), s"column $i: $u vs $v") }
+      }
+    }
+  }
+
+  test("empty input: count is 0, the others NULL, grouped gives no rows") {
+    assert(rows(spark.sql("SELECT df_count(*), df_count(i), df_sum(i), df_avg(m), df_min(s), df_max(d) FROM empty")) ==
+      Seq(Row(0L, 0L, null, null, null, null)))
+    assert(rows(spark.sql("SELECT k, df_sum(i) FROM empty GROUP BY k")).isEmpty)
+  }
+
+  test("count(*) counts rows with NULLs; count(a, b) needs both non-NULL; count() as count(*)") {
+    val q = "FROM VALUES (1, 'a'), (NULL, 'b'), (3, NULL), (NULL, NULL) AS v(a, b)"
+    assert(rows(spark.sql(s"SELECT df_count(*), df_count(), df_count(a), df_count(a, b) $q")) ==
+      Seq(Row(4L, 4L, 2L, 1L)))
+  }
+
+  test("NaN is the greatest value: max is NaN if present, min ignores it unless all are NaN") {
+    val q = "FROM VALUES (1.0D), (double('NaN')), (-2.0D), (NULL) AS v(x)"
+    val r = spark.sql(s"SELECT df_max(x), df_min(x) $q").head()
+    assert(r.getDouble(0).isNaN && r.getDouble(1) == -2.0)
+    assert(one("SELECT df_min(x) FROM VALUES (double('NaN')), (double('NaN')) AS v(x)").asInstanceOf[Double].isNaN)
+    assert(rows(spark.sql(s"SELECT k, df_max(x) FROM VALUES (1, 1.0D), (1, double('NaN')), (2, 3.0D) AS v(k, x) " +
+      "GROUP BY k ORDER BY k")).map(_.getDouble(1).toString) == Seq("NaN", "3.0"))
+  }
+
+  test("decimal results carry DataFusion's precision: sum p+10, avg p+4 / s+4 truncated") {
+    val df = spark.sql("SELECT df_sum(x) AS s, df_avg(x) AS a FROM VALUES (1.00BD), (2.00BD), (2.00BD) AS v(x)")
+    assert(df.schema("s").dataType.simpleString == "decimal(13,2)")
+    assert(df.schema("a").dataType.simpleString == "decimal(7,6)")
+    val r = df.head()
+    assert(r.getDecimal(0) == new java.math.BigDecimal("5.00"))
+    assert(r.getDecimal(1) == new java.math.BigDecimal("1.666666"))
+    assert(one("SELECT df_avg(x) FROM VALUES (-1.00BD), (-2.00BD), (-2.00BD) AS v(x)") ==
+      new java.math.BigDecimal("-1.666666"))
+  }
+
+  test("integer overflow: Spark's ARITHMETIC_OVERFLOW in ANSI mode, NULL otherwise") {
+    val q = "SELECT df_sum(x) FROM VALUES (9223372036854775807L), (1L) AS v(x)"
+    val e = intercept[ArithmeticException](spark.sql(q).collect())
+    assert(e.asInstanceOf[SparkThrowable].getCondition == "ARITHMETIC_OVERFLOW" && e.getMessage.contains("df_sum"))
+    try {
+      spark.conf.set("spark.sql.ansi.enabled", "false")
+      assert(one(q) == null)
+      assert(one("SELECT df_sum(x) FROM VALUES (99999999999999999999999999999999999999BD), (1BD) AS v(x)") == null)
+    } finally spark.conf.set("spark.sql.ansi.enabled", "true")
+  }
+
+  test("a wrong argument type fails at analysis, naming the function and what it accepts") {
+    val e = intercept[AnalysisException](spark.sql("SELECT df_avg(s) FROM t").schema)
+    assert(e.getMessage.contains("df_avg") && e.getMessage.contains("numeric") && e.getMessage.contains("string"))
+    val e2 = intercept[AnalysisException](spark.sql("SELECT df_min(map(1, 2))").schema)
+    assert(e2.getMessage.contains("df_min") && e2.getMessage.contains("map<int,int>"))
+  }
+
+  test("every function's DESCRIBE examples run and give the documented result") {
+    for (f <- Functions.all; (query, expected) <- f.doc.examples) {
+      val sql = query.replace("_FUNC_", "df_" + f.name)
+      val got = Option(one(sql)).map(_.toString).getOrElse("NULL")
+      assert(got == expected, s"$sql gave $got")
+    }
+    val described = rows(spark.sql("DESCRIBE FUNCTION EXTENDED df_avg")).map(_.getString(0)).mkString("\n")
+    assert(described.contains("Usage: df_avg(expr)") && described.contains("Examples:") &&
+      described.contains("Arguments:"))
+    assert(Registry.entries("df_").map(_._1.funcName).toSet ==
+      Set("df_count", "df_sum", "df_avg", "df_mean", "df_min", "df_max"))
+  }
+
+  test("sliding ROWS frames give Spark's own results") {
+    val frame = "OVER (PARTITION BY k ORDER BY l, d ROWS BETWEEN 3 PRECEDING AND 1 FOLLOWING)"
+    val q = (f: String) => s"SELECT ${f}avg(d) $frame, ${f}sum(l) $frame, ${f}max(s) $frame, ${f}count(i) $frame " +
+      "FROM t ORDER BY k, l, d"
+    rows(spark.sql(q("df_"))).zip(rows(spark.sql(q("")))).foreach { case (x, y) =>
+      x.toSeq.zip(y.toSeq).foreach { case (u, v) => assert(Gen.same(u, v), s"$u vs $v") }
+    }
+  }
+
+  test("a user-defined accumulator: registered from Scala, by class name, and through functions.udaf") {
+    SparkAgg.registerFunction(spark, "my_avg", MyAvg)
+    SparkAgg.registerClass(spark, "my_avg_by_name", "sparkagg.testing.MyAvg")
+    // A boxed input encoder, so NULLs reach the accumulator as NULLs (scalaDouble would make them 0.0).
+    spark.udf.register("my_avg_udaf", F.udaf(AccumulatorAggregator(MyAvg, Encoders.DOUBLE)))
+    val q = (f: String) => rows(spark.sql(s"SELECT k, $f(d) FROM t GROUP BY k ORDER BY k"))
+    val expected = q("avg")
+    for (f <- Seq("my_avg", "my_avg_by_name", "my_avg_udaf")) {
+      q(f).zip(expected).foreach { case (x, y) => assert(x.getLong(0) == y.getLong(0) && Gen.same(x.get(1), y.get(1))) }
+    }
+    val e = intercept[IllegalArgumentException](SparkAgg.registerClass(spark, "x", "java.lang.StringBuilder"))
+    assert(e.getMessage.contains("not a sparkagg.api.FunctionDef"))
+  }
+
+  test("the Aggregator adapter on a typed Dataset, with a decimal result") {
+    import spark.implicits._
+    val ds = Seq(1.0, 2.0, 4.0).toDS()
+    assert(ds.select(AccumulatorAggregator(MyAvg, Encoders.scalaDouble).toColumn).head() == 7.0 / 3)
+    val dec = Seq(BigDecimal("1.00"), BigDecimal("2.00"), BigDecimal("2.00")).toDF("x")
+      .select($"x".cast("decimal(10,2)")).as[java.math.BigDecimal]
+    // The encoder's type is decimal(38,18), so the mean is decimal(38,22), truncated.
+    val avg = dec.select(AccumulatorAggregator(functions.Avg, dec.encoder).toColumn).head()
+    assert(avg == new java.math.BigDecimal("1.6666666666666666666666"))
+  }
+
+  test("prefix \"\" gives DataFusion's names in place of Spark's built-ins, in that session only") {
+    val other = spark.newSession()
+    SparkAgg.register(other, "")
+    assert(other.sql("SELECT avg(x) FROM VALUES (1.00BD), (2.00BD), (2.00BD) AS v(x)").head().getDecimal(0) ==
+      new java.math.BigDecimal("1.666666"))
+    assert(one("SELECT avg(x) FROM VALUES (1.00BD), (2.00BD), (2.00BD) AS v(x)") ==
+      new java.math.BigDecimal("1.666667"))
+  }
+}

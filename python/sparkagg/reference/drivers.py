@@ -1,0 +1,186 @@
+"""Drivers that run reference accumulators the way a query engine does.
+
+``aggregate`` is the multi-phase, repartitioned grouping of seed 000; ``sliding`` evaluates bounded
+window frames. Both randomise nothing but what an engine is free to choose (partitioning, batch
+boundaries, merge order), so a function whose result changes under them is wrong.
+"""
+from __future__ import annotations
+
+import math
+import random
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from .accumulator import Accumulator
+from .functions import get
+
+# Batches here are tiny and sometimes empty so that small inputs still cross many boundaries.
+MAX_BATCH_ROWS = 7
+
+
+def aggregate(
+    name: str,
+    arg_types: Sequence[pa.DataType],
+    columns: Sequence[pa.Array],
+    keys: pa.Array | None = None,
+    partitions: int = 3,
+    seed: int = 0,
+    ansi: bool = True,
+    num_rows: int | None = None,
+) -> dict[Any, Any]:
+    """``name(columns...)`` grouped by ``keys`` (or one global group), in two phases.
+
+    1. Rows go to ``partitions`` input partitions at random (keeping their order within one), each
+       cut into random batches; a Partial accumulator per (partition, group) gets ``update_batch``.
+    2. Each Partial accumulator's ``state()`` goes to the Final partition ``hash(key)`` picks.
+    3. A Final accumulator per group ``merge_batch``es its states in random chunks and evaluates.
+
+    Returns {group key: value}. Without ``keys`` the one group's key is None and, as in SQL, a global
+    aggregate has a row even for empty input: every Partial emits a state, empty or not. With keys, a
+    NULL key is a group of its own (also None). ``num_rows`` is needed only for a call without
+    arguments and keys (count(*)), which otherwise has nothing to count rows by.
+    """
+    if partitions < 1:
+        raise ValueError(f"partitions must be positive, got {partitions}")
+    function = get(name)
+    rows = _num_rows(columns, keys, num_rows)
+    args = _arguments(arg_types, columns, rows)
+    row_keys = [_group_key(k) for k in keys.to_pylist()] if keys is not None else [None] * rows
+    rng = random.Random(seed)
+    assignment = [rng.randrange(partitions) for _ in range(rows)]
+
+    def new() -> Accumulator:
+        return function(arg_types, ansi)
+
+    incoming: list[dict[Any, list[list[Any]]]] = [{} for _ in range(partitions)]
+    for p in range(partitions):
+        partials: dict[Any, Accumulator] = {None: new()} if keys is None else {}
+        for batch in _random_chunks([i for i in range(rows) if assignment[i] == p], rng):
+            for key, indices in _groups(batch, row_keys, grouped=keys is not None).items():
+                if key not in partials:
+                    partials[key] = new()
+                taken = pa.array(indices, pa.int64())
+                partials[key].update_batch([a.take(taken) for a in args])
+        for key, accumulator in partials.items():
+            incoming[_final_partition(key, partitions)].setdefault(key, []).append(accumulator.state())
+
+    state_types = [t for _, t in function.state_fields(arg_types)]
+    result: dict[Any, Any] = {}
+    for states_by_key in incoming:
+        for key, states in states_by_key.items():
+            final = new()
+            for chunk in _random_chunks(states, rng):
+                final.merge_batch(
+                    [pa.array([s[f] for s in chunk], type=t) for f, t in enumerate(state_types)]
+                )
+            result[key] = final.evaluate()
+    return result
+
+
+def sliding(
+    name: str,
+    arg_types: Sequence[pa.DataType],
+    columns: Sequence[pa.Array],
+    preceding: int,
+    following: int,
+    ansi: bool = True,
+    num_rows: int | None = None,
+) -> list[Any]:
+    """``name(columns...) OVER (ROWS BETWEEN preceding PRECEDING AND following FOLLOWING)`` per row.
+
+    With retract, one sliding accumulator follows the frames as seed 000 describes: the rows leaving
+    are retracted, then the rows entering are added, then the frame is evaluated. Without it, every
+    frame is recomputed from scratch, which is always right, only slower.
+    """
+    if preceding < 0 or following < 0:
+        raise ValueError("preceding and following must be non-negative")
+    function = get(name)
+    rows = _num_rows(columns, None, num_rows)
+    args = _arguments(arg_types, columns, rows)
+
+    def frame(i: int) -> tuple[int, int]:
+        return max(0, i - preceding), min(rows, i + following + 1)
+
+    def rows_between(start: int, end: int) -> list[pa.Array]:
+        return [a.slice(start, end - start) for a in args]
+
+    accumulator = function.sliding(arg_types, ansi)
+    if not accumulator.supports_retract_batch():
+        out = []
+        for i in range(rows):
+            fresh = function(arg_types, ansi)
+            fresh.update_batch(rows_between(*frame(i)))
+            out.append(fresh.evaluate())
+        return out
+
+    out = []
+    low = high = 0  # rows [low, high) are in the accumulator
+    for i in range(rows):
+        start, end = frame(i)
+        if start > low:
+            accumulator.retract_batch(rows_between(low, start))
+            low = start
+        if end > high:
+            accumulator.update_batch(rows_between(high, end))
+            high = end
+        out.append(accumulator.evaluate())
+    return out
+
+
+def _num_rows(columns: Sequence[pa.Array], keys: pa.Array | None, num_rows: int | None) -> int:
+    if columns:
+        return len(columns[0])
+    if keys is not None:
+        return len(keys)
+    if num_rows is None:
+        raise ValueError("a call without argument columns or keys needs num_rows")
+    return num_rows
+
+
+def _arguments(arg_types: Sequence[pa.DataType], columns: Sequence[pa.Array], rows: int) -> list[pa.Array]:
+    """The argument columns; a call without arguments gets the literal 1 per row instead, which is
+    how DataFusion and Spark plan count(*)."""
+    if len(columns) != len(arg_types):
+        raise ValueError(f"{len(arg_types)} argument types but {len(columns)} columns")
+    return list(columns) if columns else [pa.array([1] * rows, pa.int64())]
+
+
+def _group_key(key: Any) -> Any:
+    """A float key normalised as Spark groups it: every NaN is one group, -0.0 and 0.0 are one."""
+    if isinstance(key, float):
+        if math.isnan(key):
+            return math.nan
+        if key == 0.0:
+            return 0.0
+    return key
+
+
+def _groups(batch: list[int], row_keys: list[Any], grouped: bool) -> dict[Any, list[int]]:
+    """The batch's row indices by group. The global group receives every batch, even an empty one,
+    as a global aggregate's accumulator does; a grouped one only sees groups that have rows."""
+    if not grouped:
+        return {None: batch}
+    groups: dict[Any, list[int]] = {}
+    for i in batch:
+        groups.setdefault(row_keys[i], []).append(i)
+    return groups
+
+
+def _final_partition(key: Any, partitions: int) -> int:
+    """A stable hash (Python's own is salted per process for strings) so a seed replays exactly."""
+    return zlib.crc32(repr(key).encode()) % partitions
+
+
+def _random_chunks(items: list[Any], rng: random.Random) -> list[list[Any]]:
+    """``items`` cut at random boundaries into consecutive chunks, some empty: engines choose batch
+    boundaries freely and may deliver empty batches, and results must not depend on either."""
+    chunks = []
+    start = 0
+    while start < len(items):
+        size = rng.randint(0, MAX_BATCH_ROWS)
+        chunks.append(items[start : start + size])
+        start += size
+    return chunks
