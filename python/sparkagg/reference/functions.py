@@ -164,13 +164,13 @@ class _ExactSum:
     overflow means "the sum needs more than its type holds", as the project defines it."""
 
     def __init__(self, sum_type: pa.DataType) -> None:
-        if pa.types.is_decimal(sum_type):
+        self.is_decimal = pa.types.is_decimal(sum_type)
+        if self.is_decimal:
             self.scale = sum_type.scale
-            self._lo, self._hi = -(10**sum_type.precision) + 1, 10**sum_type.precision - 1
+            self._lo, self._hi = 1 - 10**sum_type.precision, 10**sum_type.precision - 1
         else:
             self.scale = 0
             self._lo, self._hi = INT64_MIN, INT64_MAX
-        self.is_decimal = pa.types.is_decimal(sum_type)
         self.total = 0  # units of 10**-scale
 
     def add(self, value: int | decimal.Decimal, sign: int = 1) -> None:
@@ -465,7 +465,8 @@ class AggregateFunction:
 
     Calling it makes the accumulator of one group; ``sliding`` makes the one bounded window frames
     use (DataFusion's ``create_sliding_accumulator``), which is the same unless the function needs
-    extra state to retract."""
+    extra state to retract. Every accumulator takes ``ansi`` so that all are made alike; only those
+    that can overflow (sum, avg) use it."""
 
     def __init__(
         self,

@@ -1,0 +1,48 @@
+-- case: count(*) counts every row, count(x) the non-NULL ones, count(x, y) rows with both
+SELECT df_count(*), df_count(x), df_count(x, y) FROM VALUES (1, 'a'), (NULL, 'b'), (3, NULL) AS t(x, y);
+-- expect:
+-- 3 | 2 | 1
+
+-- case: count of empty input is 0, every other function NULL
+SELECT df_count(*), df_sum(x), df_avg(x), df_min(x), df_max(x) FROM VALUES (1) AS t(x) WHERE x > 1;
+-- expect:
+-- 0 | NULL | NULL | NULL | NULL
+
+-- case: integer avg is a double; sum of ints is a bigint
+SELECT df_avg(x), df_sum(x) FROM VALUES (1), (2), (NULL), (4) AS t(x);
+-- expect:
+-- 2.3333333333333335 | 7
+
+-- case: grouped, keys in order
+SELECT k, df_sum(x), df_max(x) FROM VALUES ('a', 1), ('b', 5), ('a', 2), ('b', NULL) AS t(k, x) GROUP BY k ORDER BY k;
+-- expect:
+-- a | 3 | 2
+-- b | 5 | 5
+
+-- case: decimal avg truncates to scale s+4; decimal sum keeps scale s
+SELECT df_avg(x), df_sum(x) FROM VALUES (1.00BD), (2.00BD), (2.00BD) AS t(x);
+-- expect:
+-- 1.666666 | 5.00
+
+-- case: NaN is the greatest double: max is NaN, min ignores it
+SELECT df_max(x), df_min(x) FROM VALUES (1.5D), (double('NaN')), (-3.0D) AS t(x);
+-- expect:
+-- nan | -3.0
+
+-- case: min and max of strings and dates
+SELECT df_min(s), df_max(s), df_min(d), df_max(d) FROM VALUES ('pear', DATE'2024-02-29'), ('apple', DATE'2023-01-01'), ('zoo', NULL) AS t(s, d);
+-- expect:
+-- apple | zoo | 2023-01-01 | 2024-02-29
+
+-- case: DISTINCT through Spark's DISTINCT keyword
+SELECT df_count(DISTINCT x), df_sum(DISTINCT x) FROM VALUES (1), (1), (2), (NULL) AS t(x);
+-- expect:
+-- 2 | 3
+
+-- case: a sliding frame of two rows
+SELECT df_sum(x) OVER (ORDER BY i ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM VALUES (1, 10), (2, 20), (3, NULL), (4, 40) AS t(i, x) ORDER BY i;
+-- expect:
+-- 10
+-- 30
+-- 20
+-- 40

@@ -1,0 +1,85 @@
+"""sparkagg through PySpark against the DataFusion 50 oracle on the same generated Arrow data:
+grouped and global, 1 / 3 / 17 partitions, empty input, one row, extreme values."""
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import data
+import oracle
+from sparkagg import reference
+
+CALLS = [
+    "count(*)", "count(i)", "count(i, s)", "count(d)",
+    "sum(i)", "sum(l)", "sum(f)", "sum(d)", "sum(m)", "sum(w)",
+    "avg(i)", "avg(l)", "avg(f)", "avg(d)", "avg(m)", "avg(w)",
+    *[f"{fn}({c})" for fn in ("min", "max") for c in ("i", "l", "lx", "f", "d", "m", "w", "s", "dt", "b")],
+]
+# DataFusion 50's grouped min/max is order-dependent with NaN (a known upstream bug the spec tells us not
+# to copy): those cells are checked against the reference model instead.
+NAN_GROUPED = {"min(d)", "max(d)"}
+# Floating sums depend on the order of additions, which partitioning changes.
+FLOAT_REL = 1e-9
+
+
+def _spark_rows(spark, table: pa.Table, sql: str, partitions: int):
+    data.to_spark(spark, table, partitions).createOrReplaceTempView("t")
+    return [tuple(r) for r in spark.sql(sql).collect()]
+
+
+def _query(calls, prefix: str, grouped: bool) -> str:
+    cols = ", ".join(prefix + c for c in calls)
+    return (f"SELECT k, {cols} FROM t GROUP BY k ORDER BY k NULLS FIRST" if grouped
+            else f"SELECT {cols} FROM t")
+
+
+def _reference_grouped(table: pa.Table, call: str) -> dict:
+    fn, arg = call[:-1].split("(")
+    return reference.drivers.aggregate(fn, [table[arg].type], [table[arg].combine_chunks()],
+                                       keys=table["k"].combine_chunks(), partitions=3)
+
+
+@pytest.fixture(scope="module")
+def table():
+    return data.table()
+
+
+@pytest.mark.parametrize("partitions", [1, 3, 17])
+@pytest.mark.parametrize("grouped", [True, False], ids=["grouped", "global"])
+def test_agrees_with_datafusion(spark, table, partitions, grouped):
+    got = _spark_rows(spark, table, _query(CALLS, "df_", grouped), partitions)
+    expected = oracle.run(table, _query(CALLS, "", grouped))
+    assert len(got) == len(expected) and len(got) > 0
+    offset = 1 if grouped else 0
+    reference_cells = {c: _reference_grouped(table, c) for c in NAN_GROUPED} if grouped else {}
+    checked = 0
+    for r_got, r_exp in zip(got, expected):
+        if grouped:
+            assert r_got[0] == r_exp[0]
+        for j, call in enumerate(CALLS):
+            want = reference_cells[call][r_got[0]] if call in reference_cells else r_exp[offset + j]
+            assert oracle.same(r_got[offset + j], want, FLOAT_REL), (call, r_got[0] if grouped else None,
+                                                                      r_got[offset + j], want)
+            checked += 1
+    assert checked == len(got) * len(CALLS)
+
+
+@pytest.mark.parametrize("rows", [0, 1], ids=["empty", "one-row"])
+def test_empty_and_one_row(spark, table, rows):
+    small = table.filter(pa.compute.is_valid(table["i"])).slice(0, rows)
+    for grouped in (True, False):
+        got = _spark_rows(spark, small, _query(CALLS, "df_", grouped), 3)
+        expected = oracle.run(small, _query(CALLS, "", grouped))
+        assert oracle.same_rows(got, expected), (grouped, got, expected)
+    if rows == 0:
+        assert _spark_rows(spark, small, _query(CALLS, "df_", False), 3)[0][0] == 0
+
+
+def test_extremes(spark):
+    t = pa.table({"k": [1, 1, 1], "x": [1e308, 1e308, -5.0], "n": [2**63 - 1, -2**63, 0],
+                  "z": pa.array([None, None, None], pa.float64())})
+    sql = "SELECT {p}sum(x), {p}avg(x), {p}max(x), {p}min(n), {p}max(n), {p}sum(z), {p}avg(z), {p}count(z) FROM t"
+    got = _spark_rows(spark, t, sql.format(p="df_"), 2)
+    expected = oracle.run(t, sql.format(p=""))
+    assert oracle.same_rows(got, expected), (got, expected)
+    assert got[0][0] == float("inf")

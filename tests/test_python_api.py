@@ -1,0 +1,78 @@
+"""The Python surface: session / register / register_class, Column functions (their docstring examples
+run), analysis errors as PySpark sees them, and the CLI."""
+from __future__ import annotations
+
+import doctest
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pyspark.errors import AnalysisException
+
+import sparkagg
+import sparkagg.functions as SF
+
+CLI = [sys.executable, "-m", "sparkagg.cli"]
+
+
+def test_jar_path_points_at_the_built_jar():
+    assert Path(sparkagg.jar_path()).is_file() and sparkagg.jar_path().endswith("sparkagg.jar")
+
+
+def test_column_function_examples_run(spark):
+    functions = [n for n in SF.__all__ if n != "use_prefix"]
+    assert all(">>>" in getattr(SF, n).__doc__ for n in functions), "every Column function has an example"
+    result = doctest.testmod(SF, extraglobs={"spark": spark}, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > len(functions) and result.failed == 0
+
+
+def test_column_functions_grouped(spark):
+    df = spark.createDataFrame([("a", 1, 2.0), ("a", 3, None), ("b", None, 5.0)], "k string, x int, y double")
+    rows = df.groupBy("k").agg(SF.count().alias("n"), SF.sum("x").alias("s"), SF.avg("y").alias("a"),
+                               SF.min("x").alias("lo"), SF.max("y").alias("hi")).orderBy("k").collect()
+    assert [tuple(r) for r in rows] == [("a", 2, 4, 2.0, 1, 2.0), ("b", 1, None, 5.0, None, 5.0)]
+
+
+def test_register_on_a_running_session_with_another_prefix(spark):
+    other = spark.newSession()
+    sparkagg.register(other, prefix="p_")
+    try:
+        assert other.sql("SELECT p_sum(x), p_count() FROM VALUES (1), (2) AS t(x)").first() == (3, 2)
+    finally:
+        SF.use_prefix("df_")
+
+
+def test_register_class_from_python_by_class_name(spark):
+    sparkagg.register_class(spark, "my_avg", "sparkagg.testing.MyAvg")
+    rows = spark.sql("SELECT k, my_avg(x) FROM VALUES (1, 1.0), (1, 2.0), (2, 6.0), (2, NULL) AS t(k, x) "
+                     "GROUP BY k ORDER BY k").collect()
+    assert [tuple(r) for r in rows] == [(1, 1.5), (2, 6.0)]
+
+
+def test_wrong_argument_type_fails_at_analysis(spark):
+    df = spark.createDataFrame([("x",)], "s string")
+    with pytest.raises(AnalysisException, match=r"df_avg.*numeric.*string"):
+        df.select(SF.avg("s")).schema
+
+
+def _cli(*args, timeout=300):
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_cli_sql_csv_and_exit_codes():
+    ok = _cli("sql", "--master", "local[1]", "--format", "csv",
+              "SELECT k, df_avg(x) AS a FROM VALUES (1, 2), (1, 4), (2, NULL) AS t(k, x) GROUP BY k ORDER BY k")
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    assert ok.stdout.splitlines() == ["k,a", "1,3.0", "2,"]
+    bad = _cli("sql", "--master", "local[1]", "SELECT df_avg('text')")
+    assert bad.returncode == 1 and "df_avg" in bad.stderr
+    assert _cli("sql").returncode == 2
+
+
+def test_cli_demo_matches_the_reference_model():
+    run = _cli("demo", "--master", "local[2]", timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "every result matches the reference model" in run.stdout
