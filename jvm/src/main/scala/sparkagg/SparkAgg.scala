@@ -1,10 +1,12 @@
 package sparkagg
 
 import org.apache.spark.SparkEnv
-import org.apache.spark.sql.{SparkSession, SparkSessionExtensions}
+import org.apache.spark.sql.{Encoders, SparkSession, SparkSessionExtensions}
+import org.apache.spark.sql.functions.udaf
+import org.apache.spark.sql.types.{DataType, StructField, StructType}
 import org.apache.spark.sql.sparkagg.SparkInternals
 import sparkagg.api.FunctionDef
-import sparkagg.catalyst.{CountStarParser, Registry}
+import sparkagg.catalyst.{AccumulatorAggregator, CountStarParser, Registry}
 import sparkagg.functions.{Count, Functions}
 
 /**
@@ -45,6 +47,19 @@ object SparkAgg {
   /** As [[registerFunction]], by class name: a Scala `object`, or a class with a no-argument constructor. */
   def registerClass(spark: SparkSession, name: String, className: String): Unit =
     registerFunction(spark, name, loadFunction(className))
+
+  /**
+   * Registers a function through Spark's Aggregator route (`functions.udaf`) instead of the Catalyst
+   * host: slower, but it is what the typed API gives, and what benchmarks compare against.
+   * `argumentTypes` is a comma-separated list of Spark types, e.g. "double" or "bigint, string".
+   */
+  def registerUdaf(spark: SparkSession, name: String, className: String, argumentTypes: String): Unit = {
+    val schema = StructType(argumentTypes.split(",").toSeq.zipWithIndex.map { case (t, i) =>
+      StructField(s"_$i", DataType.fromDDL(t.trim))
+    })
+    val input = Encoders.row(schema)
+    spark.udf.register(name, udaf(AccumulatorAggregator(loadFunction(className), input), input))
+  }
 
   def loadFunction(className: String): FunctionDef = {
     val loader = Option(Thread.currentThread.getContextClassLoader).getOrElse(getClass.getClassLoader)
