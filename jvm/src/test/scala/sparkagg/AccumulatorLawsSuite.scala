@@ -62,13 +62,35 @@ class AccumulatorLawsSuite extends AnyFunSuite {
 
     if (h.call.bound.newSlidingAccumulator.isDefined || h.call.newAccumulator().supportsRetract) {
       test(s"${label(f, types)}: retracting the oldest rows leaves the result of the rest") {
-        val rows = Gen.rows(types, 300, rnd, finite = true)
+        val rows = Gen.rows(types, 300, rnd)
         val (leaving, staying) = rows.splitAt(120)
         val acc = h.feed(h.sliding(rows), leaving, retract = true)
         assert(Gen.same(acc.evaluate(), h.accumulate(staying).evaluate()))
         h.feed(acc, staying, retract = true)
         assert(Gen.same(acc.evaluate(), h.accumulate(Nil).evaluate()))
       }
+    }
+  }
+
+  test("bigint sum is exact: an overflow that cancels out is none; one that stays is an error or NULL") {
+    val rows = Seq(Seq(Long.MaxValue), Seq(1L), Seq(-1L))
+    assert(new Harness(Sum, Seq(LongType)).accumulate(rows).evaluate() == Long.MaxValue)
+    val over = rows.take(2)
+    intercept[ArithmeticException](new Harness(Sum, Seq(LongType)).accumulate(over).evaluate())
+    val lenient = new Harness(Sum, Seq(LongType), failOnOverflow = false)
+    assert(lenient.accumulate(over).evaluate() == null)
+    // An overflowed partial state stays overflowed through the final merge.
+    assert(lenient.merged(Seq(lenient.bytes(lenient.accumulate(over)), lenient.bytes(lenient.accumulate(Seq(Seq(-5L))))))
+      .evaluate() == null)
+  }
+
+  test("a sliding double sum and avg recover once an infinity has left the frame") {
+    for ((f, expected) <- Seq(Sum -> 3.0, Avg -> 1.5)) {
+      val h = new Harness(f, Seq(DoubleType))
+      val acc = h.sliding(Seq(Seq(Double.PositiveInfinity), Seq(1.0), Seq(2.0)))
+      assert(acc.evaluate() == Double.PositiveInfinity)
+      h.feed(acc, Seq(Seq(Double.PositiveInfinity)), retract = true)
+      assert(acc.evaluate() == expected)
     }
   }
 

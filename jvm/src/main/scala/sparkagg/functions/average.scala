@@ -38,18 +38,18 @@ object Avg extends FunctionDef {
 
 final class DoubleAvgAccumulator extends Accumulator {
   private var count = 0L
-  private var sum = 0.0
+  private val sum = new DoubleSum
 
-  def update(args: Values): Unit = if (!args.isNullAt(0)) { sum += args.getDouble(0); count += 1 }
-  override def retract(args: Values): Unit = if (!args.isNullAt(0)) { sum -= args.getDouble(0); count -= 1 }
+  def update(args: Values): Unit = if (!args.isNullAt(0)) { sum.add(args.getDouble(0)); count += 1 }
+  override def retract(args: Values): Unit = if (!args.isNullAt(0)) { sum.subtract(args.getDouble(0)); count -= 1 }
   override def supportsRetract: Boolean = true
   def merge(state: Values): Unit = {
     val n = state.getLong(0)
-    if (n > 0) { count += n; sum += state.getDouble(1) }
+    if (n > 0) { count += n; sum.add(state.getDouble(1)) }
   }
-  def state(): Array[Any] = Array(count, if (count == 0) null else sum)
-  def evaluate(): Any = if (count == 0) null else sum / count
-  def size: Long = 32
+  def state(): Array[Any] = Array(count, if (count == 0) null else sum.value)
+  def evaluate(): Any = if (count == 0) null else sum.value / count
+  def size: Long = 64
 }
 
 final class DecimalAvgAccumulator(in: DecimalType, sumType: DecimalType, out: DecimalType,

@@ -8,7 +8,10 @@ import sparkagg.api._
  * NULL on empty or all-NULL input. Retractable (NULL again once every value has left the frame).
  * State: sum, count. DataFusion keeps count only in its sliding variant; sparkagg always keeps it, so
  * an empty state and an overflowed one stay apart.
- * Overflow (deviation from DataFusion, which wraps): Spark's ANSI error, or NULL with ANSI off.
+ * Sums are exact (128-bit for bigint) and judged only when read, so an overflow that later cancels out
+ * is none and the result does not depend on partitioning. Overflow of the result (deviation from
+ * DataFusion, which wraps): Spark's ANSI error, or NULL with ANSI off. Double sums count NaN and
+ * infinities apart, so a sliding frame recovers once an infinity has left it.
  */
 object Sum extends FunctionDef {
   val name = "sum"
@@ -38,48 +41,49 @@ object Sum extends FunctionDef {
 }
 
 final class LongSumAccumulator(failOnOverflow: Boolean) extends Accumulator {
-  private var sum = 0L
+  private val sum = new LongSum
   private var count = 0L
   private var overflowed = false
 
-  private def add(v: Long): Unit = {
-    val r = sum + v
-    if (((sum ^ r) & (v ^ r)) < 0) {
-      if (failOnOverflow) Overflow.raise("bigint sum")
-      overflowed = true
-    }
-    sum = r
-  }
-
-  def update(args: Values): Unit = if (!args.isNullAt(0)) { add(args.getLong(0)); count += 1 }
-  override def retract(args: Values): Unit = if (!args.isNullAt(0)) { sum -= args.getLong(0); count -= 1 }
+  def update(args: Values): Unit = if (!args.isNullAt(0)) { sum.add(args.getLong(0)); count += 1 }
+  override def retract(args: Values): Unit = if (!args.isNullAt(0)) { sum.subtract(args.getLong(0)); count -= 1 }
   override def supportsRetract: Boolean = true
   def merge(state: Values): Unit = {
     val n = state.getLong(1)
     if (n > 0) {
-      if (state.isNullAt(0)) overflowed = true else add(state.getLong(0))
+      if (state.isNullAt(0)) overflowed = true else sum.add(state.getLong(0))
       count += n
     }
   }
-  def state(): Array[Any] = Array(if (overflowed || count == 0) null else sum, count)
-  def evaluate(): Any = if (overflowed || count == 0) null else sum
-  def size: Long = 40
+
+  /** The sum as a bigint, or null when there is none or it does not fit (an error in ANSI mode). */
+  private def result: Any =
+    if (overflowed || count == 0) null
+    else if (sum.fitsLong) sum.toLong
+    else {
+      if (failOnOverflow) Overflow.raise("bigint sum")
+      null
+    }
+
+  def state(): Array[Any] = Array(result, count)
+  def evaluate(): Any = result
+  def size: Long = 48
 }
 
 final class DoubleSumAccumulator extends Accumulator {
-  private var sum = 0.0
+  private val sum = new DoubleSum
   private var count = 0L
 
-  def update(args: Values): Unit = if (!args.isNullAt(0)) { sum += args.getDouble(0); count += 1 }
-  override def retract(args: Values): Unit = if (!args.isNullAt(0)) { sum -= args.getDouble(0); count -= 1 }
+  def update(args: Values): Unit = if (!args.isNullAt(0)) { sum.add(args.getDouble(0)); count += 1 }
+  override def retract(args: Values): Unit = if (!args.isNullAt(0)) { sum.subtract(args.getDouble(0)); count -= 1 }
   override def supportsRetract: Boolean = true
   def merge(state: Values): Unit = {
     val n = state.getLong(1)
-    if (n > 0) { sum += state.getDouble(0); count += n }
+    if (n > 0) { sum.add(state.getDouble(0)); count += n }
   }
-  def state(): Array[Any] = Array(if (count == 0) null else sum, count)
-  def evaluate(): Any = if (count == 0) null else sum
-  def size: Long = 32
+  def state(): Array[Any] = Array(evaluate(), count)
+  def evaluate(): Any = if (count == 0) null else sum.value
+  def size: Long = 64
 }
 
 final class DecimalSumAccumulator(in: DecimalType, out: DecimalType, failOnOverflow: Boolean)

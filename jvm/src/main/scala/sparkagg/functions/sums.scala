@@ -4,6 +4,60 @@ import java.math.{BigDecimal => JBigDecimal, BigInteger}
 
 import org.apache.spark.sql.types.Decimal
 
+// Exact running sums shared by sum and avg (DataFusion keeps the like in functions-aggregate-common).
+// Each is exact whatever the order of updates, merges and retracts, so a result never depends on how
+// Spark partitions the rows or which rows leave a sliding frame first; whether it fits the result
+// type is decided only when it is read.
+
+/**
+ * A bigint sum kept in 128 bits (two longs, two's complement), so that intermediate overflow that later
+ * cancels out is no overflow at all, as in exact arithmetic.
+ */
+final class LongSum {
+  private var lo = 0L
+  private var hi = 0L
+
+  def add(v: Long): Unit = {
+    val r = lo + v
+    hi += (v >> 63) + (if (java.lang.Long.compareUnsigned(r, lo) < 0) 1L else 0L)
+    lo = r
+  }
+
+  def subtract(v: Long): Unit = {
+    val r = lo - v
+    hi -= (v >> 63) + (if (java.lang.Long.compareUnsigned(lo, v) < 0) 1L else 0L)
+    lo = r
+  }
+
+  def fitsLong: Boolean = hi == (lo >> 63)
+  def toLong: Long = lo
+}
+
+/**
+ * A double sum whose NaN and infinite inputs are counted apart from the finite running sum, so that
+ * retracting an infinity restores the finite sum instead of leaving inf - inf = NaN.
+ */
+final class DoubleSum {
+  private var finite = 0.0
+  private var nans = 0L
+  private var positiveInfinities = 0L
+  private var negativeInfinities = 0L
+
+  def add(v: Double): Unit = if (java.lang.Double.isFinite(v)) finite += v else countNonFinite(v, 1)
+  def subtract(v: Double): Unit = if (java.lang.Double.isFinite(v)) finite -= v else countNonFinite(v, -1)
+
+  private def countNonFinite(v: Double, delta: Int): Unit =
+    if (v.isNaN) nans += delta
+    else if (v > 0) positiveInfinities += delta
+    else negativeInfinities += delta
+
+  def value: Double =
+    if (nans > 0 || (positiveInfinities > 0 && negativeInfinities > 0)) Double.NaN
+    else if (positiveInfinities > 0) Double.PositiveInfinity
+    else if (negativeInfinities > 0) Double.NegativeInfinity
+    else finite
+}
+
 /**
  * Exact running sum of decimals of one scale, shared by sum and avg: an unscaled Long while it fits,
  * a BigInteger once it does not, so the usual case allocates nothing. Whether the sum fits the declared
