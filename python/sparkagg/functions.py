@@ -14,7 +14,14 @@ from pyspark.sql import functions as F
 
 _prefix = "df_"
 
-__all__ = ["count", "sum", "avg", "mean", "min", "max", "use_prefix"]
+__all__ = [
+    "count", "sum", "avg", "mean", "min", "max",
+    "bit_and", "bit_or", "bit_xor", "bool_and", "bool_or",
+    "var_samp", "var_pop", "stddev", "stddev_pop", "covar_samp", "covar_pop", "corr",
+    "regr_slope", "regr_intercept", "regr_count", "regr_r2", "regr_avgx", "regr_avgy",
+    "regr_sxx", "regr_syy", "regr_sxy",
+    "use_prefix",
+]
 
 
 def use_prefix(prefix: str) -> None:
@@ -86,3 +93,206 @@ def max(col) -> Column:  # noqa: A001
     Row(m='pear')
     """
     return _call("max", col)
+
+
+def bit_and(col) -> Column:
+    """Bitwise AND of the non-NULL integers, of the input type; NULL if there are none.
+
+    >>> spark.createDataFrame([(3,), (5,)], "x int").select(bit_and("x").alias("r")).first()
+    Row(r=1)
+    """
+    return _call("bit_and", col)
+
+
+def bit_or(col) -> Column:
+    """Bitwise OR of the non-NULL integers, of the input type; NULL if there are none.
+
+    >>> spark.createDataFrame([(3,), (5,)], "x int").select(bit_or("x").alias("r")).first()
+    Row(r=7)
+    """
+    return _call("bit_or", col)
+
+
+def bit_xor(col) -> Column:
+    """Bitwise XOR of the non-NULL integers, of the input type; NULL if there are none.
+
+    >>> spark.createDataFrame([(3,), (5,), (None,)], "x int").select(bit_xor("x").alias("r")).first()
+    Row(r=6)
+    """
+    return _call("bit_xor", col)
+
+
+def bool_and(col) -> Column:
+    """True if every non-NULL value is true; NULL if there are none.
+
+    >>> spark.createDataFrame([(True,), (None,), (False,)], "b boolean").select(bool_and("b").alias("r")).first()
+    Row(r=False)
+    """
+    return _call("bool_and", col)
+
+
+def bool_or(col) -> Column:
+    """True if any non-NULL value is true; NULL if there are none.
+
+    >>> spark.createDataFrame([(True,), (None,), (False,)], "b boolean").select(bool_or("b").alias("r")).first()
+    Row(r=True)
+    """
+    return _call("bool_or", col)
+
+
+def var_samp(col) -> Column:
+    """Sample variance (as double); NULL for fewer than two values. Aliases var, var_sample.
+
+    >>> spark.createDataFrame([(1,), (2,), (3,), (4,)], "x int").select(var_samp("x").alias("v")).first()
+    Row(v=1.6666666666666667)
+    """
+    return _call("var_samp", col)
+
+
+def var_pop(col) -> Column:
+    """Population variance (as double); 0 for one value, NULL for none. Alias var_population.
+
+    >>> spark.createDataFrame([(1,), (2,), (3,), (4,)], "x int").select(var_pop("x").alias("v")).first()
+    Row(v=1.25)
+    """
+    return _call("var_pop", col)
+
+
+def stddev(col) -> Column:
+    """Sample standard deviation; NULL for fewer than two values. Alias stddev_samp.
+
+    >>> df = spark.createDataFrame([(float(v),) for v in (2, 4, 4, 4, 5, 5, 7, 9)], "x double")
+    >>> round(df.select(stddev("x")).first()[0], 12)
+    2.138089935299
+    """
+    return _call("stddev", col)
+
+
+def stddev_pop(col) -> Column:
+    """Population standard deviation; 0 for one value, NULL for none.
+
+    >>> df = spark.createDataFrame([(float(v),) for v in (2, 4, 4, 4, 5, 5, 7, 9)], "x double")
+    >>> df.select(stddev_pop("x").alias("s")).first()
+    Row(s=2.0)
+    """
+    return _call("stddev_pop", col)
+
+
+def covar_samp(y, x) -> Column:
+    """Sample covariance of the pairs where neither is NULL; NULL for fewer than two. Alias covar.
+
+    >>> df = spark.createDataFrame([(1, 1), (2, 3), (4, 5), (None, 9)], "y int, x int")
+    >>> df.select(covar_samp("y", "x").alias("c")).first()
+    Row(c=3.0)
+    """
+    return _call("covar_samp", y, x)
+
+
+def covar_pop(y, x) -> Column:
+    """Population covariance of the pairs where neither is NULL; 0 for one pair, NULL for none.
+
+    >>> df = spark.createDataFrame([(1, 1), (2, 3), (4, 5)], "y int, x int")
+    >>> df.select(covar_pop("y", "x").alias("c")).first()
+    Row(c=2.0)
+    """
+    return _call("covar_pop", y, x)
+
+
+def corr(y, x) -> Column:
+    """Pearson's correlation coefficient; NULL for fewer than two pairs or a zero variance.
+
+    >>> df = spark.createDataFrame([(1, 2), (2, 4), (3, 6)], "y int, x int")
+    >>> round(df.select(corr("y", "x")).first()[0], 12)
+    1.0
+    """
+    return _call("corr", y, x)
+
+
+def regr_slope(y, x) -> Column:
+    """Slope of the least-squares line of y on x; NULL for fewer than two pairs or constant x.
+
+    >>> df = spark.createDataFrame([(1, 1), (3, 2), (4, 4)], "y int, x int")
+    >>> round(df.select(regr_slope("y", "x")).first()[0], 12)
+    0.928571428571
+    """
+    return _call("regr_slope", y, x)
+
+
+def regr_intercept(y, x) -> Column:
+    """y-intercept of the least-squares line of y on x; NULL where the slope is.
+
+    >>> df = spark.createDataFrame([(1, 1), (3, 2), (4, 4)], "y int, x int")
+    >>> round(df.select(regr_intercept("y", "x")).first()[0], 12)
+    0.5
+    """
+    return _call("regr_intercept", y, x)
+
+
+def regr_count(y, x) -> Column:
+    """Number of pairs where neither y nor x is NULL; 0 on empty input.
+
+    >>> df = spark.createDataFrame([(1, 1), (None, 2), (4, None)], "y int, x int")
+    >>> df.select(regr_count("y", "x").alias("n")).first()
+    Row(n=1)
+    """
+    return _call("regr_count", y, x)
+
+
+def regr_r2(y, x) -> Column:
+    """Coefficient of determination of the least-squares line; 1.0 for constant y.
+
+    >>> df = spark.createDataFrame([(1, 1), (3, 2), (4, 4)], "y int, x int")
+    >>> round(df.select(regr_r2("y", "x")).first()[0], 12)
+    0.862244897959
+    """
+    return _call("regr_r2", y, x)
+
+
+def regr_avgx(y, x) -> Column:
+    """Mean of x over the pairs where neither is NULL.
+
+    >>> df = spark.createDataFrame([(1, 1), (3, 2), (None, 7), (4, 4)], "y int, x int")
+    >>> df.select(regr_avgx("y", "x").alias("a")).first()
+    Row(a=2.3333333333333335)
+    """
+    return _call("regr_avgx", y, x)
+
+
+def regr_avgy(y, x) -> Column:
+    """Mean of y over the pairs where neither is NULL.
+
+    >>> df = spark.createDataFrame([(1, 1), (3, 2), (4, 4), (9, None)], "y int, x int")
+    >>> df.select(regr_avgy("y", "x").alias("a")).first()
+    Row(a=2.6666666666666665)
+    """
+    return _call("regr_avgy", y, x)
+
+
+def regr_sxx(y, x) -> Column:
+    """Sum of squares of x's deviations from its mean, over the non-NULL pairs.
+
+    >>> df = spark.createDataFrame([(1, 1), (3, 2), (4, 4)], "y int, x int")
+    >>> round(df.select(regr_sxx("y", "x")).first()[0], 12)
+    4.666666666667
+    """
+    return _call("regr_sxx", y, x)
+
+
+def regr_syy(y, x) -> Column:
+    """Sum of squares of y's deviations from its mean, over the non-NULL pairs.
+
+    >>> df = spark.createDataFrame([(1, 1), (3, 2), (4, 4)], "y int, x int")
+    >>> round(df.select(regr_syy("y", "x")).first()[0], 12)
+    4.666666666667
+    """
+    return _call("regr_syy", y, x)
+
+
+def regr_sxy(y, x) -> Column:
+    """Sum of products of x's and y's deviations from their means, over the non-NULL pairs.
+
+    >>> df = spark.createDataFrame([(1, 1), (3, 2), (4, 4)], "y int, x int")
+    >>> round(df.select(regr_sxy("y", "x")).first()[0], 12)
+    4.333333333333
+    """
+    return _call("regr_sxy", y, x)

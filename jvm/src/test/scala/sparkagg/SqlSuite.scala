@@ -21,7 +21,8 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
       "IF(id % 7 = 0, NULL, CAST(id AS DOUBLE) / 8) AS d",
       "IF(id % 5 = 0, NULL, CAST(id * 31 % 997 AS DECIMAL(10, 2)) / 3) AS m",
       "IF(id % 17 = 0, NULL, CAST(id * 13 % 101 AS STRING)) AS s",
-      "IF(id % 19 = 0, NULL, DATE_ADD(DATE'2020-01-01', CAST(id % 400 AS INT))) AS dt"
+      "IF(id % 19 = 0, NULL, DATE_ADD(DATE'2020-01-01', CAST(id % 400 AS INT))) AS dt",
+      "IF(id % 23 = 0, NULL, id % 3 = 0) AS b"
     ).createOrReplaceTempView("t")
     spark.sql("SELECT * FROM t WHERE k < 0").createOrReplaceTempView("empty")
   }
@@ -33,7 +34,17 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
     "sum(i)" -> "df_sum(i)", "sum(l)" -> "df_sum(l)", "sum(m)" -> "df_sum(m)",
     "avg(i)" -> "df_avg(i)", "avg(d)" -> "df_avg(d)",
     "min(i)" -> "df_min(i)", "max(l)" -> "df_max(l)", "min(d)" -> "df_min(d)", "max(m)" -> "df_max(m)",
-    "min(s)" -> "df_min(s)", "max(s)" -> "df_max(s)", "min(dt)" -> "df_min(dt)", "max(dt)" -> "df_max(dt)")
+    "min(s)" -> "df_min(s)", "max(s)" -> "df_max(s)", "min(dt)" -> "df_min(dt)", "max(dt)" -> "df_max(dt)",
+    "bit_and(i)" -> "df_bit_and(i)", "bit_or(l)" -> "df_bit_or(l)", "bit_xor(i)" -> "df_bit_xor(i)",
+    "bool_and(b)" -> "df_bool_and(b)", "bool_or(b)" -> "df_bool_or(b)",
+    "var_samp(d)" -> "df_var_samp(d)", "var_pop(i)" -> "df_var_pop(i)", "stddev_samp(l)" -> "df_stddev(l)",
+    "stddev_pop(m)" -> "df_stddev_pop(m)", "covar_samp(d, i)" -> "df_covar_samp(d, i)",
+    "covar_pop(l, d)" -> "df_covar_pop(l, d)", "corr(d, l)" -> "df_corr(d, l)",
+    "regr_slope(d, l)" -> "df_regr_slope(d, l)", "regr_intercept(d, l)" -> "df_regr_intercept(d, l)",
+    "regr_count(d, i)" -> "df_regr_count(d, i)", "regr_r2(d, l)" -> "df_regr_r2(d, l)",
+    "regr_avgx(d, l)" -> "df_regr_avgx(d, l)", "regr_avgy(d, l)" -> "df_regr_avgy(d, l)",
+    "regr_sxx(d, l)" -> "df_regr_sxx(d, l)", "regr_syy(d, l)" -> "df_regr_syy(d, l)",
+    "regr_sxy(d, l)" -> "df_regr_sxy(d, l)")
 
   for (parts <- Seq(1, 3, 17); grouped <- Seq(true, false)) {
     test(s"agrees with Spark's built-ins, ${if (grouped) "grouped" else "global"}, $parts partitions") {
