@@ -35,6 +35,7 @@ demo: jar
 
 bench: jar
 	$(PY) bench/bench_avg_sum.py
+	$(PY) bench/bench_numeric.py
 
 # A wheel that carries the JAR.
 wheel: jar
