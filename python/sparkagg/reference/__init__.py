@@ -2,7 +2,9 @@
 
 It restates DataFusion's ``Accumulator`` model (update_batch, state, merge_batch, evaluate,
 retract_batch) function by function, so the JVM implementation and the DataFusion oracle can both be
-checked against something small enough to read.
+checked against something small enough to read. ``functions`` has count, sum, avg, min, max and the
+registry; ``bitwise`` bit_and/or/xor and bool_and/or; ``moments`` variance, stddev, covar, corr and
+regr_* on one shared Welford state. Importing the package registers all of them.
 
 >>> import pyarrow as pa
 >>> from sparkagg import reference
@@ -16,6 +18,7 @@ checked against something small enough to read.
 from __future__ import annotations
 
 from .accumulator import Accumulator
+from .bitwise import BitwiseAccumulator
 from .drivers import aggregate, sliding
 from .functions import (
     AggregateFunction,
@@ -27,15 +30,28 @@ from .functions import (
     get,
     names,
 )
+from .moments import (
+    CoMoments,
+    CorrelationAccumulator,
+    CovarianceAccumulator,
+    RegrAccumulator,
+    VarianceAccumulator,
+)
 
 __all__ = [
     "Accumulator",
     "AggregateFunction",
     "AvgAccumulator",
+    "BitwiseAccumulator",
+    "CoMoments",
+    "CorrelationAccumulator",
+    "CovarianceAccumulator",
     "CountAccumulator",
     "MinMaxAccumulator",
+    "RegrAccumulator",
     "SlidingMinMaxAccumulator",
     "SumAccumulator",
+    "VarianceAccumulator",
     "aggregate",
     "get",
     "names",

@@ -1,4 +1,4 @@
-"""Reference accumulators of count, sum, avg (alias mean), min and max, and their registry.
+"""Reference accumulators of count, sum, avg (alias mean), min and max, and the registry of all.
 
 Semantics are DataFusion 50's (shared/spec/functions.md), checked against the ``datafusion`` Python
 package, with the project's listed deviations:
@@ -506,6 +506,15 @@ REGISTRY: dict[str, AggregateFunction] = {
     "min": AggregateFunction("min", MinMaxAccumulator, SlidingMinMaxAccumulator, kind="min"),
     "max": AggregateFunction("max", MinMaxAccumulator, SlidingMinMaxAccumulator, kind="max"),
 }
+
+
+def register(functions: dict[str, AggregateFunction]) -> None:
+    """Add ``functions`` ({name or alias: function}) to the registry. The modules of the other
+    families (``bitwise``, ``moments``) call it when imported, which the package does."""
+    for name, function in functions.items():
+        if REGISTRY.get(name, function) is not function:
+            raise ValueError(f"{name!r} is already registered as {REGISTRY[name]!r}")
+        REGISTRY[name] = function
 
 
 def get(name: str) -> AggregateFunction:

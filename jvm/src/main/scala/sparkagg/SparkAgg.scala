@@ -7,7 +7,7 @@ import org.apache.spark.sql.types.{DataType, StructField, StructType}
 import org.apache.spark.sql.sparkagg.SparkInternals
 import sparkagg.api.FunctionDef
 import sparkagg.catalyst.{AccumulatorAggregator, CountStarParser, Registry}
-import sparkagg.functions.{Count, Functions}
+import sparkagg.functions.Count
 
 /**
  * Registration of sparkagg's functions on a running session, and of user-defined functions.
@@ -30,9 +30,10 @@ object SparkAgg {
   def register(spark: SparkSession, prefix: String): Unit =
     Registry.entries(prefix).foreach(registerTemporary(spark, _, replacingBuiltin = prefix.isEmpty))
 
-  /** Registers a user's function (an object or class implementing [[FunctionDef]]) under `name`. */
+  /** Registers a user's function (an object or class implementing [[FunctionDef]]) under `name`,
+   *  with its state forms `name_state`, `name_merge`, `name_merge_state` and `name_finalize`. */
   def registerFunction(spark: SparkSession, name: String, function: FunctionDef): Unit =
-    registerTemporary(spark, Registry.entry(function, name), replacingBuiltin = false)
+    Registry.forms(function, name).foreach(registerTemporary(spark, _, replacingBuiltin = false))
 
   // A running session's registry holds temporary functions under system.session, as spark.udf does,
   // and resolves built-ins (system.builtin) first: DataFusion's names must take the built-in's place.
@@ -77,10 +78,6 @@ object SparkAgg {
         s"sparkagg: $className is a ${other.getClass.getName}, not a sparkagg.api.FunctionDef")
     }
   }
-
-  /** Names and signatures of every built-in function under `prefix`, for listings. */
-  def describe(prefix: String): Seq[(String, String)] =
-    Functions.all.flatMap(f => (f.name +: f.aliases).map(n => (prefix + n, prefix + n + f.signature)))
 
   private def prefixOf(spark: SparkSession): String = spark.conf.get(PrefixConf, DefaultPrefix)
 

@@ -3,7 +3,7 @@ package sparkagg
 import org.apache.spark.SparkThrowable
 import org.apache.spark.sql.{AnalysisException, DataFrame, Encoders, Row, functions => F}
 import org.scalatest.funsuite.AnyFunSuite
-import sparkagg.catalyst.{AccumulatorAggregator, Registry}
+import sparkagg.catalyst.{AccumulatorAggregator, Form, Registry}
 import sparkagg.functions.Functions
 import sparkagg.testing.MyAvg
 
@@ -119,17 +119,64 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
       case null => expected == "NULL"
       case other => other.toString == expected
     }
-    for (f <- Functions.all; (query, expected) <- f.doc.examples) {
-      val sql = query.replace("_FUNC_", "df_" + f.name)
-      val got = one(sql)
-      assert(matches(got, expected), s"$sql gave $got")
+    val Example = """(?s)\s*> (.+?);\n\s*(.+)""".r
+    var checked = 0
+    for ((id, info, _) <- Registry.entries("df_")) {
+      val examples = info.getExamples.split("\n      > ").drop(1).map("> " + _)
+      assert(examples.nonEmpty, s"${id.funcName} has no example")
+      for (Example(query, expected) <- examples.toSeq) {
+        val got = one(query)
+        assert(matches(got, expected.trim), s"$query gave $got")
+        checked += 1
+      }
     }
+    assert(checked >= Registry.entries("df_").size)
     val described = rows(spark.sql("DESCRIBE FUNCTION EXTENDED df_avg")).map(_.getString(0)).mkString("\n")
     assert(described.contains("Usage: df_avg(expr)") && described.contains("Examples:") &&
       described.contains("Arguments:"))
-    assert(Registry.entries("df_").map(_._1.funcName).toSet == Functions.all.flatMap(f => f.name +: f.aliases)
-      .map("df_" + _).toSet)
-    assert(Functions.all.forall(_.doc.examples.nonEmpty))
+    val names = Functions.all.flatMap(f => f.aliases ++ Form.aggregates.map(f.name + _.suffix) :+ (f.name + "_finalize"))
+    assert(Registry.entries("df_").map(_._1.funcName).toSet == names.map("df_" + _).toSet)
+  }
+
+  test("state as data: daily states stored in Parquet, rolled up by month, equal the direct result") {
+    val dir = java.nio.file.Files.createTempDirectory("sparkagg-states").toString
+    val calls = Seq("count(i)", "sum(l)", "sum(m)", "avg(d)", "avg(m)", "min(s)", "max(dt)", "bit_xor(i)",
+      "bool_and(b)", "var_samp(d)", "stddev_pop(l)", "covar_samp(d, l)", "corr(d, l)", "regr_slope(d, l)",
+      "regr_count(d, i)")
+    def name(c: String) = c.takeWhile(_ != '(')
+    def args(c: String) = c.dropWhile(_ != '(')
+    val days = spark.sql("SELECT *, CAST(l % 90 AS INT) AS day FROM t")
+    days.createOrReplaceTempView("days")
+    spark.sql(s"SELECT k, day, ${calls.zipWithIndex.map { case (c, i) => s"df_${name(c)}_state${args(c)} AS s$i" }
+      .mkString(", ")} FROM days GROUP BY k, day").write.mode("overwrite").parquet(dir)
+    spark.read.parquet(dir).createOrReplaceTempView("daily")
+    // Months from days, then the whole key from months: rollups of rollups.
+    spark.sql(s"SELECT k, day DIV 30 AS month, ${calls.indices.map(i => s"df_${name(calls(i))}_merge_state(s$i) AS s$i")
+      .mkString(", ")} FROM daily GROUP BY k, day DIV 30").createOrReplaceTempView("monthly")
+    val merged = rows(spark.sql(s"SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_merge(s$i)").mkString(", ")} " +
+      "FROM monthly GROUP BY k ORDER BY k"))
+    val finalized = rows(spark.sql(s"SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_finalize(s$i)")
+      .mkString(", ")} FROM (SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_merge_state(s$i) AS s$i")
+      .mkString(", ")} FROM monthly GROUP BY k) ORDER BY k"))
+    val direct = rows(spark.sql(s"SELECT k, ${calls.map("df_" + _).mkString(", ")} FROM days GROUP BY k ORDER BY k"))
+    for (result <- Seq(merged, finalized)) {
+      assert(result.size == direct.size)
+      result.zip(direct).foreach { case (x, y) =>
+        x.toSeq.zip(y.toSeq).zipWithIndex.foreach { case ((u, v), i) =>
+          assert(Gen.same(u, v), s"${if (i == 0) "k" else calls(i - 1)}: $u vs $v") }
+      }
+    }
+  }
+
+  test("a state of the wrong function or shape is refused at analysis") {
+    val e = intercept[AnalysisException](spark.sql("SELECT df_avg_merge(s) FROM (SELECT df_min_state(s) AS s FROM t)").schema)
+    assert(e.getMessage.contains("df_avg_merge") && e.getMessage.contains("df_avg_state") &&
+      e.getMessage.contains("struct<count:bigint,sum:double>"))
+    val e2 = intercept[AnalysisException](spark.sql("SELECT df_sum_finalize(named_struct('sum', 1, 'n', 2L))").schema)
+    assert(e2.getMessage.contains("df_sum_finalize"))
+    val e3 = intercept[AnalysisException](spark.sql("SELECT df_count_merge(42)").schema)
+    assert(e3.getMessage.contains("df_count_merge"))
+    assert(one("SELECT df_avg_finalize(CAST(NULL AS STRUCT<count: BIGINT, sum: DOUBLE>))") == null)
   }
 
   test("sliding ROWS frames give Spark's own results") {

@@ -13,26 +13,32 @@ import sparkagg.api._
  * SortAggregateExec, WindowExec): update -> update, merge -> merge, serialize -> state,
  * eval -> evaluate. The buffer object is the accumulator; a deserialized input is the state row,
  * merged straight into the buffer without building a second accumulator.
+ *
+ * `form` makes the same host serve the state-as-data forms: `_state` returns the state as a struct,
+ * `_merge` / `_merge_state` take such structs as input rows and merge them.
  */
 case class AccumulatorAggregate(
     function: FunctionDef,
     sqlName: String,
     children: Seq[Expression],
     ctx: BindContext,
+    form: Form = Form.Plain,
     mutableAggBufferOffset: Int = 0,
     inputAggBufferOffset: Int = 0)
   extends TypedImperativeAggregate[AnyRef] {
 
-  @transient private lazy val call: Call = Call(function, sqlName,
-    children.map(c => Arg(c.dataType, c.nullable, if (c.foldable) Option(c.eval()) else None)), ctx)
+  @transient private lazy val invocation: Either[String, Call] = Call.of(function, sqlName, form, children, ctx)
+  private def call: Call = invocation.toOption.get
+  private def binding: Either[String, Bound] = invocation.flatMap(c => c.binding.left.map(c.explain))
 
-  override def checkInputDataTypes(): TypeCheckResult = call.binding match {
-    case Left(why) => TypeCheckResult.TypeCheckFailure(call.explain(why))
+  override def checkInputDataTypes(): TypeCheckResult = binding match {
+    case Left(why) => TypeCheckResult.TypeCheckFailure(why)
     case Right(_) => TypeCheckResult.TypeCheckSuccess
   }
 
-  override def dataType: DataType = call.binding.fold(_ => NullType, _.returnType)
-  override def nullable: Boolean = call.binding.forall(_.nullable)
+  override def dataType: DataType =
+    binding.fold(_ => NullType, b => if (form.stateOut) b.stateSchema else b.returnType)
+  override def nullable: Boolean = !form.stateOut && binding.forall(_.nullable)
   override def prettyName: String = sqlName
 
   // Arguments, cast to what the accumulator reads, evaluated into one reused row.
@@ -44,8 +50,18 @@ case class AccumulatorAggregate(
 
   override def update(buffer: AnyRef, input: InternalRow): AnyRef = {
     val acc = buffer.asInstanceOf[Accumulator]
-    argumentView.row = arguments(input)
-    try acc.update(argumentView) catch { case e: ArithmeticException => throw overflow(e) }
+    try {
+      if (!form.statesIn) {
+        argumentView.row = arguments(input)
+        acc.update(argumentView)
+      } else {
+        val state = children.head.eval(input)
+        if (state != null) {
+          stateView.row = state.asInstanceOf[InternalRow]
+          acc.merge(stateView)
+        }
+      }
+    } catch { case e: ArithmeticException => throw overflow(e) }
     acc
   }
 
@@ -60,8 +76,11 @@ case class AccumulatorAggregate(
     acc
   }
 
-  override def eval(buffer: AnyRef): Any =
-    try buffer.asInstanceOf[Accumulator].evaluate() catch { case e: ArithmeticException => throw overflow(e) }
+  override def eval(buffer: AnyRef): Any = {
+    val acc = buffer.asInstanceOf[Accumulator]
+    try { if (form.stateOut) new GenericInternalRow(acc.state()) else acc.evaluate() }
+    catch { case e: ArithmeticException => throw overflow(e) }
+  }
 
   override def serialize(buffer: AnyRef): Array[Byte] =
     try call.codec.encode(buffer.asInstanceOf[Accumulator].state())

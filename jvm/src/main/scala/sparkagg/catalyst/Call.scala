@@ -1,6 +1,7 @@
 package sparkagg.catalyst
 
 import org.apache.spark.sql.catalyst.expressions.{Cast, Expression, UnsafeProjection}
+import org.apache.spark.sql.types.{DataType, DoubleType, LongType, StructType}
 import sparkagg.api._
 
 /**
@@ -28,4 +29,52 @@ final case class Call(function: FunctionDef, sqlName: String, args: Seq[Arg], ct
       if (coerce.isEmpty || a.dataType == coerce(i)) a else Cast(a, coerce(i))
     })
   }
+}
+
+object Call {
+  /** The call of `function` on `children` as the host of `form` sees it: on rows, the children's
+   *  types; on states, the argument types that made a state of the child's shape. */
+  def of(function: FunctionDef, sqlName: String, form: Form, children: Seq[Expression],
+      ctx: BindContext): Either[String, Call] =
+    if (!form.statesIn)
+      Right(Call(function, sqlName, children.map(c => Arg(c.dataType, c.nullable, if (c.foldable) Option(c.eval()) else None)), ctx))
+    else {
+      val arguments = children match {
+        case Seq(c) => c.dataType match {
+          case state: StructType => StateShapes.argumentsFor(function, state, ctx)
+          case _ => None
+        }
+        case _ => None
+      }
+      arguments.map(types => Call(function, sqlName, types.map(Arg(_, nullable = true)), ctx))
+        .toRight(wrongState(function, sqlName, form, children.map(_.dataType), ctx))
+    }
+
+  private def wrongState(function: FunctionDef, sqlName: String, form: Form, got: Seq[DataType],
+      ctx: BindContext): String = {
+    val producer = sqlName.stripSuffix(form.suffix) + Form.State.suffix
+    val example = Seq(Seq(DoubleType), Seq(DoubleType, DoubleType), Seq(LongType), Nil).iterator
+      .flatMap(types => function.bind(types.map(Arg(_, nullable = true)), ctx).toOption).nextOption()
+      .map(b => s", such as ${b.stateSchema.simpleString}").getOrElse("")
+    s"$sqlName expects one argument: a state of ${function.name} as $producer returns it$example; " +
+      s"got $sqlName${got.map(_.simpleString).mkString("(", ", ", ")")}"
+  }
+}
+
+/** What a host reads and returns: the function itself, or one of its state-as-data forms. */
+sealed abstract class Form(val suffix: String, val statesIn: Boolean, val stateOut: Boolean)
+
+object Form {
+  /** f(args): rows in, the value out. */
+  case object Plain extends Form("", statesIn = false, stateOut = false)
+  /** f_state(args): rows in, the state out, as a struct of the declared state fields. */
+  case object State extends Form("_state", statesIn = false, stateOut = true)
+  /** f_merge(state): states in, the value out. */
+  case object Merge extends Form("_merge", statesIn = true, stateOut = false)
+  /** f_merge_state(state): states in, the merged state out (rollups of rollups). */
+  case object MergeState extends Form("_merge_state", statesIn = true, stateOut = true)
+  /** f_finalize(state): a scalar function, one state in, its value out. */
+  case object Finalize extends Form("_finalize", statesIn = true, stateOut = false)
+
+  val aggregates: Seq[Form] = Seq(Plain, State, Merge, MergeState)
 }

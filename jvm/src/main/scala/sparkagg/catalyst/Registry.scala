@@ -3,25 +3,79 @@ package sparkagg.catalyst
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 import org.apache.spark.sql.internal.SQLConf
-import sparkagg.api.{BindContext, FunctionDef}
+import org.apache.spark.sql.sparkagg.SparkInternals
+import sparkagg.api.{BindContext, FunctionDef, FunctionDoc}
 import sparkagg.functions.Functions
 
-/** Builds the SQL functions: a name, its DESCRIBE FUNCTION documentation, and an expression builder. */
+/**
+ * Builds the SQL functions: for each function its name and aliases, and its state-as-data forms
+ * (`_state`, `_merge`, `_merge_state`, `_finalize`), each with DESCRIBE FUNCTION documentation and an
+ * expression builder.
+ */
 object Registry {
   type Entry = (FunctionIdentifier, ExpressionInfo, Seq[Expression] => Expression)
 
-  /** Every built-in sparkagg function and alias under `prefix`. */
+  /** Every built-in sparkagg function, alias and state form under `prefix`. */
   def entries(prefix: String): Seq[Entry] =
-    Functions.all.flatMap(f => (f.name +: f.aliases).map(n => entry(f, prefix + n)))
+    Functions.all.flatMap(f => forms(f, prefix + f.name) ++ f.aliases.map(a => entry(f, prefix + a, Form.Plain)))
 
-  def entry(function: FunctionDef, sqlName: String): Entry = {
-    val builder = (children: Seq[Expression]) =>
-      AccumulatorAggregate(function, sqlName, children, BindContext(SQLConf.get.ansiEnabled))
-    (FunctionIdentifier(sqlName), info(function, sqlName), builder)
+  /** A function under `name`, with its state forms `name_state`, `name_merge`, ... */
+  def forms(function: FunctionDef, name: String): Seq[Entry] =
+    (Form.aggregates :+ Form.Finalize).map(form => entry(function, name + form.suffix, form))
+
+  def entry(function: FunctionDef, sqlName: String, form: Form): Entry = {
+    val builder = (children: Seq[Expression]) => {
+      val ctx = BindContext(SQLConf.get.ansiEnabled)
+      form match {
+        case Form.Finalize if children.size == 1 => FinalizeState(function, sqlName, children.head, ctx)
+        case Form.Finalize => throw SparkInternals.wrongNumberOfArguments(sqlName, 1, children.size)
+        case _ => AccumulatorAggregate(function, sqlName, children, ctx, form)
+      }
+    }
+    val base = sqlName.stripSuffix(form.suffix)
+    (FunctionIdentifier(sqlName), info(function, sqlName, docOf(function, base, form), signatureOf(function, form)),
+      builder)
   }
 
-  def info(function: FunctionDef, sqlName: String): ExpressionInfo = {
+  private def signatureOf(function: FunctionDef, form: Form): String = form match {
+    case Form.Plain => function.signature
+    case Form.State => function.signature.replaceAll("-> .*$", "-> state struct")
+    case Form.MergeState => "(state struct) -> state struct"
+    case _ => "(state struct) -> the result type of the function"
+  }
+
+  /** The documentation of a form, its examples derived from the function's own, with their results. */
+  private def docOf(function: FunctionDef, base: String, form: Form): FunctionDoc = {
     val doc = function.doc
+    val stateOf = s"${base}${Form.State.suffix}"
+    val finalize = s"${base}${Form.Finalize.suffix}"
+    val Call = """SELECT _FUNC_\((.+?)\) FROM (.+)""".r
+    def derived(make: (String, String) => String): Seq[(String, String)] =
+      doc.examples.collectFirst { case (Call(args, rest), result) if args != "*" => make(args, rest) -> result }.toSeq
+    form match {
+      case Form.Plain => doc
+      case Form.State => FunctionDoc(
+        s"_FUNC_(${argsOf(doc)}) - The state of $base over the rows, as a struct of its state fields, " +
+          s"to store and merge later with ${base}_merge.", doc.arguments,
+        derived((a, rest) => s"SELECT $finalize(_FUNC_($a)) FROM $rest"))
+      case Form.Merge => FunctionDoc(
+        s"_FUNC_(state) - Merges states made by $stateOf and returns the value of $base.",
+        Seq("state" -> s"a struct as $stateOf returns it"),
+        derived((a, rest) => s"SELECT _FUNC_(s) FROM (SELECT $stateOf($a) AS s FROM $rest)"))
+      case Form.MergeState => FunctionDoc(
+        s"_FUNC_(state) - Merges states made by $stateOf into one state (rollups of rollups).",
+        Seq("state" -> s"a struct as $stateOf returns it"),
+        derived((a, rest) => s"SELECT $finalize(_FUNC_(s)) FROM (SELECT $stateOf($a) AS s FROM $rest)"))
+      case Form.Finalize => FunctionDoc(
+        s"_FUNC_(state) - The value of $base for one state made by $stateOf; NULL for a NULL state.",
+        Seq("state" -> s"a struct as $stateOf returns it"),
+        derived((a, rest) => s"SELECT _FUNC_($stateOf($a)) FROM $rest"))
+    }
+  }
+
+  private def argsOf(doc: FunctionDoc): String = doc.arguments.map(_._1).mkString(", ")
+
+  def info(function: FunctionDef, sqlName: String, doc: FunctionDoc, signature: String): ExpressionInfo = {
     val arguments =
       if (doc.arguments.isEmpty) ""
       else doc.arguments.map { case (n, d) => s"      * $n - $d\n" }.mkString("\n    Arguments:\n", "", "  ")
@@ -30,7 +84,7 @@ object Registry {
       else doc.examples.map { case (q, r) => s"      > $q;\n       $r\n" }.mkString("\n    Examples:\n", "", "  ")
     val note = if (doc.note.isEmpty) "" else s"\n    ${doc.note}\n  "
     new ExpressionInfo(function.getClass.getName.stripSuffix("$"), null, sqlName,
-      doc.usage + s" Signature: _FUNC_${function.signature}.", arguments, examples, note,
+      doc.usage + s" Signature: _FUNC_$signature.", arguments, examples, note,
       "agg_funcs", "", "", "")
   }
 }

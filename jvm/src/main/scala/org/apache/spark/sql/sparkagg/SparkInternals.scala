@@ -3,7 +3,7 @@ package org.apache.spark.sql.sparkagg
 import org.apache.spark.QueryContext
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.connector.catalog.CatalogManager
-import org.apache.spark.sql.errors.QueryExecutionErrors
+import org.apache.spark.sql.errors.{QueryCompilationErrors, QueryExecutionErrors}
 
 /**
  * The few Spark internals sparkagg needs that are private to Spark's `sql` package. This file lives in
@@ -22,4 +22,8 @@ object SparkInternals {
    *  the built-in for that session only. */
   def builtinFunction(name: String): FunctionIdentifier =
     FunctionIdentifier(name, Some(CatalogManager.BUILTIN_NAMESPACE), Some(CatalogManager.SYSTEM_CATALOG_NAME))
+
+  /** Spark's WRONG_NUM_ARGS analysis error. */
+  def wrongNumberOfArguments(name: String, expected: Int, got: Int): Throwable =
+    QueryCompilationErrors.wrongNumArgsError(name, Seq(expected), got)
 }

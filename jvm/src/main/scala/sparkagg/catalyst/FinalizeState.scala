@@ -1,0 +1,35 @@
+package sparkagg.catalyst
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
+import org.apache.spark.sql.catalyst.expressions.{Expression, UnaryExpression}
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
+import org.apache.spark.sql.types.{DataType, NullType}
+import sparkagg.api.{BindContext, FunctionDef}
+
+/** `f_finalize(state)`: the value one stored state evaluates to; NULL for a NULL state. */
+case class FinalizeState(function: FunctionDef, sqlName: String, child: Expression, ctx: BindContext)
+  extends UnaryExpression with CodegenFallback {
+
+  @transient private lazy val invocation = Call.of(function, sqlName, Form.Finalize, Seq(child), ctx)
+  @transient private lazy val stateView = new RowValues
+
+  override def checkInputDataTypes(): TypeCheckResult =
+    invocation.flatMap(c => c.binding.left.map(c.explain)) match {
+      case Left(why) => TypeCheckResult.TypeCheckFailure(why)
+      case Right(_) => TypeCheckResult.TypeCheckSuccess
+    }
+
+  override def dataType: DataType = invocation.flatMap(_.binding).fold(_ => NullType, _.returnType)
+  override def nullable: Boolean = true
+  override def prettyName: String = sqlName
+
+  override protected def nullSafeEval(state: Any): Any = {
+    val acc = invocation.toOption.get.newAccumulator()
+    stateView.row = state.asInstanceOf[InternalRow]
+    acc.merge(stateView)
+    acc.evaluate()
+  }
+
+  override protected def withNewChildInternal(newChild: Expression): FinalizeState = copy(child = newChild)
+}
