@@ -302,7 +302,8 @@ def test_decimal_avg_overflow_raises_like_datafusion() -> None:
 # --- hand-worked values ----------------------------------------------------------------------
 
 def test_registry() -> None:
-    assert reference.names() == ["avg", "count", "max", "mean", "min", "sum"]
+    assert {"avg", "count", "max", "mean", "min", "sum"} <= set(reference.names())
+    assert reference.names() == sorted(reference.names())  # the other families: test_reference_numeric.py
     with pytest.raises(KeyError, match="no reference model"):
         reference.get("median")
     assert repr(reference.get("sum")) == "AggregateFunction('sum')"
