@@ -46,3 +46,18 @@ SELECT df_sum(x) OVER (ORDER BY i ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM
 -- 30
 -- 20
 -- 40
+
+-- case: regression of y on x; r2 is NULL for a constant y, as in DataFusion
+SELECT df_regr_slope(y, x), df_regr_sxx(y, x), df_regr_sxy(y, x), df_regr_r2(3, x), df_regr_count(y, x) FROM VALUES (1, 1), (2, 3), (4, 2), (NULL, 5) AS t(y, x);
+-- expect:
+-- 0.5 | 2.0 | 1.0 | NULL | 3
+
+-- case: variance of one value: sample NULL, population 0
+SELECT df_var_samp(x), df_var_pop(x), df_stddev(x), df_stddev_pop(x) FROM VALUES (5) AS t(x);
+-- expect:
+-- NULL | 0.0 | NULL | 0.0
+
+-- case: corr of one pair is NULL (DataFusion 51), and of a constant column
+SELECT df_corr(y, x), df_corr(y, 2) FROM VALUES (1, 2) AS t(y, x);
+-- expect:
+-- NULL | NULL

@@ -239,7 +239,7 @@ def regr_count(y, x) -> Column:
 
 
 def regr_r2(y, x) -> Column:
-    """Coefficient of determination of the least-squares line; 1.0 for constant y.
+    """Coefficient of determination of the least-squares line; NULL for constant x or constant y.
 
     >>> df = spark.createDataFrame([(1, 1), (3, 2), (4, 4)], "y int, x int")
     >>> round(df.select(regr_r2("y", "x")).first()[0], 12)

@@ -8,23 +8,26 @@ running Welford backwards. Each function is a few lines on top: which moments it
 
 Arguments are numbers of any kind (integers, floats, decimals), converted to double; a row whose
 argument (or either argument of a two-argument function) is NULL is skipped. Python floats are
-doubles, so the arithmetic is plain float arithmetic, in DataFusion's order of operations.
+doubles, so the arithmetic is plain float arithmetic, in DataFusion's order of operations. Welford
+needs no small common offset: on 1e9 + noise of about 1 the results keep some 1e-7 relative, bounded
+by the state's mean being a double (noise of 1e-3 on 1e9 keeps about 1e-5, DataFusion alike).
 
 Semantics are DataFusion 50's (checked against the ``datafusion`` package) with these choices where
 DataFusion 50 disagrees with itself or depends on arrival order:
 
 * NaN and infinite inputs are counted per column apart from the finite ones, which alone enter the
   Welford moments. A column holding any makes its ``m2`` and the co-moment ``c`` NaN (as DataFusion
-  gives); its mean is what ``avg`` gives (+-inf for infinities of one sign, else NaN), where
+  gives, except its ungrouped covar, which says inf when an infinity is the last row); its mean is
+  what ``avg`` gives (+-inf for infinities of one sign, else NaN), where
   DataFusion's Welford mean depends on where the infinity arrives (regr_avgy of (inf, 1) is NaN, of
   (1, inf) inf). Counting them apart also lets a sliding frame recover once they have left it, as
   the sliding sum does (DataFusion's sliding variance stays NaN).
 * var_pop / stddev_pop of one NaN or infinite value is NaN (DataFusion 50's grouped path; its
   ungrouped path says 0.0).
-* corr follows DataFusion 51: NULL for fewer than two rows (50's ungrouped path gives 0.0 for one)
-  and NULL for a zero variance (50's ungrouped path gives 0.0); NaN inputs give NaN even when the
-  other column is constant (DataFusion's grouped path; 51's ungrouped path checks the zero variance
-  first and says NULL).
+* corr follows DataFusion 51's accumulator: NULL for fewer than two rows (50's ungrouped path gives
+  0.0 for one) and NULL for a zero variance (50's ungrouped path gives 0.0), checked before NaN
+  propagates: a constant column beside a NaN is NULL, as regr_slope and regr_r2 have it (the grouped
+  paths of 50 and 51 say NaN).
 * Window frames: retract is implemented for every function here (DataFusion has none for covar and
   corr). The sliding accumulators, whose frames retract rows in arrival order, also notice a frame
   whose values in a column are all equal and give it exactly the moments a recomputation gives
@@ -75,6 +78,9 @@ class _Column:
 
     def add(self, v: float) -> None:
         if self._count_special(v, 1):
+            return
+        if self.n == 0:  # what the step below gives from the empty state, whatever mean a snap left
+            self.n, self.mean, self.m2 = 1, v + 0.0, 0.0  # + 0.0: a lone -0.0 has mean 0.0, as in DataFusion
             return
         self.n += 1
         delta = v - self.mean
@@ -129,7 +135,7 @@ class _Column:
 
     def snap(self, value: float) -> None:
         """The moments of values all equal to ``value`` (finite), as Welford computes them."""
-        self.mean, self.m2 = value, 0.0
+        self.mean, self.m2 = value + 0.0, 0.0
 
 
 class _CoMoment:
@@ -143,6 +149,9 @@ class _CoMoment:
         self.mean_a = self.mean_b = self.c = 0.0
 
     def add(self, a: float, b: float) -> None:
+        if self.n == 0:
+            self.n, self.mean_a, self.mean_b, self.c = 1, a + 0.0, b + 0.0, 0.0
+            return
         self.n += 1
         delta_a = a - self.mean_a
         self.mean_a += delta_a / self.n
@@ -154,7 +163,7 @@ class _CoMoment:
             self.n, self.mean_a, self.mean_b, self.c = 0, 0.0, 0.0, 0.0
             return
         self.n -= 1
-        mean_b = self.mean_b  # the mean including b, which the forward step multiplied by
+        mean_b = self.mean_b  # the forward step multiplied by (b - the mean that includes b)
         self.mean_a -= (a - self.mean_a) / self.n
         self.mean_b -= (b - self.mean_b) / self.n
         self.c = 0.0 if self.n == 1 else self.c - (a - self.mean_a) * (b - mean_b)
@@ -221,11 +230,11 @@ class CoMoments:
             if 0 < self.rows <= self._run[i] and column.finite():
                 value = self._last[i]
                 column.snap(value)
-                if self.co is not None:
+                if self.co is not None and self.co.n > 0:
                     if i == 0:
-                        self.co.mean_a = value
+                        self.co.mean_a = value + 0.0
                     else:
-                        self.co.mean_b = value
+                        self.co.mean_b = value + 0.0
                     self.co.c = 0.0
 
     # --- exported moments ------------------------------------------------------------------------
@@ -326,11 +335,9 @@ class MomentsAccumulator(Accumulator):
         return [self.m.get(key) for _, key in self.STATE]
 
     def size(self) -> int:
+        """The row count, per column a count, mean, m2 and three special counters, and for two
+        columns the co-moment's count, two means and c."""
         return SLOT_BYTES * (1 + 6 * self.ARITY + (4 if self.ARITY == 2 else 0))
-
-
-def _ratio(numerator: float, n: int) -> float:
-    return numerator / n
 
 
 class VarianceAccumulator(MomentsAccumulator):
@@ -367,8 +374,9 @@ class CovarianceAccumulator(MomentsAccumulator):
 class CorrelationAccumulator(MomentsAccumulator):
     """corr(y, x) = covar_pop / (stddev_pop(y) * stddev_pop(x)), as (c / n) / sqrt(m2_1 / n) / sqrt(m2_2 / n).
 
-    NULL for fewer than two rows; NaN when a NaN or infinity is among them; NULL when either column
-    is constant (zero variance). State: [count, mean1, m2_1, mean2, m2_2, algo_const]."""
+    NULL for fewer than two rows; NULL when either column is constant (zero variance), even beside a
+    NaN in the other; otherwise NaN when a NaN or infinity is among the rows. State: [count, mean1,
+    m2_1, mean2, m2_2, algo_const]."""
 
     ARITY = 2
     STATE = (("count", COUNT), ("mean1", MEAN0), ("m2_1", M2_0), ("mean2", MEAN1), ("m2_2", M2_1),
@@ -378,13 +386,10 @@ class CorrelationAccumulator(MomentsAccumulator):
         n = self.m.rows
         if n < 2:
             return None
-        c, m2_1, m2_2 = self.m.c(), self.m.m2(0), self.m.m2(1)
-        if math.isnan(c) or math.isnan(m2_1) or math.isnan(m2_2):
-            return math.nan
-        stddev_1, stddev_2 = math.sqrt(m2_1 / n), math.sqrt(m2_2 / n)
+        stddev_1, stddev_2 = math.sqrt(self.m.m2(0) / n), math.sqrt(self.m.m2(1) / n)  # NaN stays NaN
         if stddev_1 == 0.0 or stddev_2 == 0.0:
             return None
-        return c / n / stddev_1 / stddev_2
+        return self.m.c() / n / stddev_1 / stddev_2
 
 
 class RegrAccumulator(MomentsAccumulator):

@@ -8,6 +8,7 @@ import org.apache.spark.sql.sparkagg.SparkInternals
 import sparkagg.api.FunctionDef
 import sparkagg.catalyst.{AccumulatorAggregator, CountStarParser, Registry}
 import sparkagg.functions.Count
+import sparkagg.window.SlidingWindowStrategy
 
 /**
  * Registration of sparkagg's functions on a running session, and of user-defined functions.
@@ -96,5 +97,6 @@ class SparkAggExtensions extends (SparkSessionExtensions => Unit) {
     val prefix = SparkAgg.configuredPrefix
     Registry.entries(prefix).foreach(extensions.injectFunction)
     extensions.injectParser((_, delegate) => new CountStarParser(delegate, SparkAgg.countName(prefix)))
+    extensions.injectPlannerStrategy(SlidingWindowStrategy(_))
   }
 }

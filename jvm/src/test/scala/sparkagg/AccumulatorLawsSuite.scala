@@ -31,7 +31,8 @@ class AccumulatorLawsSuite extends AnyFunSuite {
       Seq(DoubleType, IntegerType, DecimalType(10, 2)).flatMap(t => moments.map(_ -> Seq(t))) ++
       pairMoments.map(_ -> Seq(DoubleType, IntegerType))
 
-  // Welford never recovers from a NaN or infinity it has seen, so retract is checked on finite data.
+  // Welford never recovers from a NaN or infinity it has seen (it asks to be rebuilt instead, which
+  // WindowSuite covers), so retract is checked on finite data.
   private def finiteForRetract(f: FunctionDef) = f.isInstanceOf[CoMomentAggregate]
 
   private def label(f: FunctionDef, ts: Seq[DataType]) = s"${f.name}${ts.map(_.simpleString).mkString("(", ", ", ")")}"

@@ -28,4 +28,10 @@ trait Accumulator {
   def retract(args: Values): Unit =
     throw new UnsupportedOperationException(s"${getClass.getName} does not support retract")
   def supportsRetract: Boolean = false
+
+  /**
+   * True when retract can no longer restore an exact state, e.g. Welford's moments once a NaN has
+   * entered and left the frame: a sliding window then rebuilds the accumulator from the frame's rows.
+   */
+  def needsRebuild: Boolean = false
 }

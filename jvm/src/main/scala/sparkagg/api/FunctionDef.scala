@@ -50,4 +50,6 @@ trait FunctionDef extends Serializable {
   def signature: String
   def doc: FunctionDoc
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound]
+
+  override def toString: String = name
 }

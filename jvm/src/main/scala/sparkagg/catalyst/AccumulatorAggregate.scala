@@ -48,6 +48,17 @@ case class AccumulatorAggregate(
 
   override def createAggregationBuffer(): AnyRef = call.newAccumulator()
 
+  /** For sparkagg's window operator: an accumulator for sliding frames (retracting, if it can). */
+  private[sparkagg] def newSlidingAccumulator(): Accumulator =
+    call.bound.newSlidingAccumulator.getOrElse(call.bound.newAccumulator)()
+
+  /** For sparkagg's window operator: the arguments of a row of `input`, cast as the accumulator reads. */
+  private[sparkagg] def argumentsOf(input: Seq[org.apache.spark.sql.catalyst.expressions.Attribute]) =
+    call.argumentProjection(children.map(org.apache.spark.sql.catalyst.expressions.BindReferences
+      .bindReference(_, input)))
+
+  private[sparkagg] def rethrow(e: ArithmeticException): Throwable = overflow(e)
+
   override def update(buffer: AnyRef, input: InternalRow): AnyRef = {
     val acc = buffer.asInstanceOf[Accumulator]
     try {

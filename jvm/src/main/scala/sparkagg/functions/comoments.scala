@@ -117,15 +117,27 @@ abstract class CoMomentAggregate(val name: String, pair: Boolean, stateFields: S
 
 final class CoMomentAccumulator(fn: CoMomentAggregate, pair: Boolean) extends Accumulator {
   private val m = new CoMoments
+  // Welford cannot run a NaN or infinity backwards: count those in the frame, and ask for a rebuild
+  // once the last has left.
+  private var nonFiniteInFrame = 0L
+  private var poisoned = false
 
-  def update(args: Values): Unit =
-    if (pair) { if (!args.isNullAt(0) && !args.isNullAt(1)) m.add(args.getDouble(0), args.getDouble(1)) }
-    else if (!args.isNullAt(0)) m.add(args.getDouble(0))
+  private def nonFinite(args: Values): Boolean =
+    !java.lang.Double.isFinite(args.getDouble(0)) || (pair && !java.lang.Double.isFinite(args.getDouble(1)))
 
-  override def retract(args: Values): Unit =
-    if (pair) { if (!args.isNullAt(0) && !args.isNullAt(1)) m.remove(args.getDouble(0), args.getDouble(1)) }
-    else if (!args.isNullAt(0)) m.remove(args.getDouble(0))
+  private def present(args: Values): Boolean = !args.isNullAt(0) && (!pair || !args.isNullAt(1))
+
+  def update(args: Values): Unit = if (present(args)) {
+    if (nonFinite(args)) { nonFiniteInFrame += 1; poisoned = true }
+    if (pair) m.add(args.getDouble(0), args.getDouble(1)) else m.add(args.getDouble(0))
+  }
+
+  override def retract(args: Values): Unit = if (present(args)) {
+    if (nonFinite(args)) nonFiniteInFrame -= 1
+    if (pair) m.remove(args.getDouble(0), args.getDouble(1)) else m.remove(args.getDouble(0))
+  }
   override def supportsRetract: Boolean = true
+  override def needsRebuild: Boolean = poisoned && nonFiniteInFrame == 0
 
   def merge(state: Values): Unit = {
     var n2 = 0L

@@ -45,10 +45,11 @@ object RegrCount extends Regression("regr_count", "The number of pairs",
   override def resultNullable: Boolean = false
   def result(m: CoMoments): Any = m.n
 }
+/** NULL for constant y as well as constant x, as DataFusion does (PostgreSQL and Spark give 1.0 there). */
 object RegrR2 extends Regression("regr_r2", "The coefficient of determination of the least-squares line",
   s"SELECT _FUNC_(y, x) ${Example.data}" -> "0.8622448979591837") {
   def result(m: CoMoments): Any =
-    if (m.n < 2 || m.m2B == 0) null else if (m.m2A == 0) 1.0 else m.c * m.c / (m.m2B * m.m2A)
+    if (m.n < 2 || m.m2B == 0 || m.m2A == 0) null else m.c * m.c / (m.m2B * m.m2A)
 }
 object RegrAvgx extends Regression("regr_avgx", "The mean of x",
   s"SELECT _FUNC_(y, x) ${Example.data}" -> "2.3333333333333335") {

@@ -1,0 +1,175 @@
+package sparkagg.window
+
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
+import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistribution, Distribution, Partitioning}
+import org.apache.spark.sql.execution.{ExternalAppendOnlyUnsafeRowArray, SparkPlan, UnaryExecNode}
+import sparkagg.api.Accumulator
+import sparkagg.catalyst.{AccumulatorAggregate, RowValues}
+
+/**
+ * Window aggregates of sparkagg functions over ROWS frames, each row's frame derived from the previous
+ * one: rows entering are `update`d, rows leaving are `retract`ed, so a partition costs O(n) whatever the
+ * frame width, where Spark's WindowExec recomputes each frame (O(n x w)). A function that cannot
+ * retract has its frames recomputed. Partitions are buffered like WindowExec's, spilling past Spark's
+ * window buffer thresholds. Chosen by [[SlidingWindowStrategy]]; child distribution and ordering are
+ * WindowExec's.
+ */
+case class SlidingWindowExec(
+    windowExpression: Seq[NamedExpression],
+    partitionSpec: Seq[Expression],
+    orderSpec: Seq[SortOrder],
+    child: SparkPlan) extends UnaryExecNode {
+
+  override def output: Seq[Attribute] = child.output ++ windowExpression.map(_.toAttribute)
+
+  override def requiredChildDistribution: Seq[Distribution] =
+    if (partitionSpec.isEmpty) AllTuples :: Nil else ClusteredDistribution(partitionSpec) :: Nil
+
+  override def requiredChildOrdering: Seq[Seq[SortOrder]] =
+    Seq(partitionSpec.map(SortOrder(_, Ascending)) ++ orderSpec)
+
+  override def outputOrdering: Seq[SortOrder] = child.outputOrdering
+  override def outputPartitioning: Partitioning = child.outputPartitioning
+
+  private val frames: Seq[SlidingFrame] = windowExpression.map(SlidingFrame.of)
+
+  protected override def doExecute(): RDD[InternalRow] = {
+    val inMemoryThreshold = conf.windowExecBufferInMemoryThreshold
+    val spillThreshold = conf.windowExecBufferSpillThreshold
+    val spillSize = conf.windowExecBufferSpillSizeThreshold
+    val input = child.output
+    val outputSchema = output
+    child.execute().mapPartitions { rows =>
+      val partitionKey = UnsafeProjection.create(partitionSpec, input)
+      val buffer = new ExternalAppendOnlyUnsafeRowArray(inMemoryThreshold, spillSize, spillThreshold, spillSize)
+      val evaluators = frames.map(f => new FrameEvaluator(f, f.function.argumentsOf(input)))
+      val results = new SpecificInternalRow(windowExpression.map(_.dataType))
+      val join = new JoinedRow
+      val toOutput = UnsafeProjection.create(outputSchema, outputSchema)
+      val toUnsafe = UnsafeProjection.create(input, input)
+      val unsafeRows = rows.map {
+        case u: UnsafeRow => u
+        case other => toUnsafe(other)
+      }
+      new PartitionIterator(unsafeRows, partitionKey, buffer, evaluators, results, join, toOutput)
+    }
+  }
+
+  override protected def withNewChildInternal(newChild: SparkPlan): SlidingWindowExec = copy(child = newChild)
+}
+
+/** One window expression: its function and frame offsets relative to the current row (None: unbounded). */
+private[window] case class SlidingFrame(function: AccumulatorAggregate, lower: Option[Int], upper: Option[Int])
+
+private[window] object SlidingFrame {
+  /** Offset of a ROWS frame bound: None for UNBOUNDED, Some(n) for n FOLLOWING (negative: PRECEDING). */
+  def bound(e: Expression): Option[Option[Int]] = e match {
+    case UnboundedPreceding | UnboundedFollowing => Some(None)
+    case CurrentRow => Some(Some(0))
+    case Literal(n: Int, _) => Some(Some(n))
+    case _ => None
+  }
+
+  /** The window expressions sparkagg runs: a sparkagg aggregate over a ROWS frame, without FILTER. */
+  def unapply(e: NamedExpression): Option[SlidingFrame] = e match {
+    case Alias(WindowExpression(AggregateExpression(f: AccumulatorAggregate, _, false, None, _),
+        WindowSpecDefinition(_, _, SpecifiedWindowFrame(RowFrame, lower, upper))), _) =>
+      for (l <- bound(lower); u <- bound(upper)) yield SlidingFrame(f, l, u)
+    case _ => None
+  }
+
+  def of(e: NamedExpression): SlidingFrame = unapply(e).getOrElse(
+    throw new IllegalArgumentException(s"sparkagg's window operator cannot run $e"))
+}
+
+/**
+ * Follows one expression's frame through a partition of `n` buffered rows. Frames only move forward:
+ * rows up to the frame's end are added, then rows before its start retracted (added first, so a frame
+ * that starts ahead of all rows seen so far still retracts only what it added).
+ */
+private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: UnsafeProjection) {
+  private val view = new RowValues
+  private var acc: Accumulator = _
+  private var buffer: ExternalAppendOnlyUnsafeRowArray = _
+  private var entering: Iterator[UnsafeRow] = _
+  private var leaving: Iterator[UnsafeRow] = _
+  private var added = 0
+  private var removed = 0
+  private var n = 0
+
+  def start(rows: ExternalAppendOnlyUnsafeRowArray): Unit = {
+    buffer = rows
+    n = rows.length.toInt
+    acc = frame.function.newSlidingAccumulator()
+    entering = rows.generateIterator()
+    leaving = rows.generateIterator()
+    added = 0
+    removed = 0
+  }
+
+  /** The value for row `i` of the partition. */
+  def valueAt(i: Int): Any = {
+    val end = frame.upper.fold(n)(u => clamp(i.toLong + u + 1))
+    val begin = math.min(frame.lower.fold(0)(l => clamp(i.toLong + l)), end)
+    try {
+      if (acc.supportsRetract) {
+        while (added < end) { view.row = arguments(entering.next()); acc.update(view); added += 1 }
+        while (removed < begin) { view.row = arguments(leaving.next()); acc.retract(view); removed += 1 }
+        if (acc.needsRebuild) acc = accumulate(begin, end)
+        acc.evaluate()
+      } else accumulate(begin, end).evaluate()
+    } catch { case e: ArithmeticException => throw frame.function.rethrow(e) }
+  }
+
+  /** A new accumulator over rows [begin, end) of the partition. */
+  private def accumulate(begin: Int, end: Int): Accumulator = {
+    val fresh = frame.function.newSlidingAccumulator()
+    val rows = buffer.generateIterator(begin)
+    var j = begin
+    while (j < end) { view.row = arguments(rows.next()); fresh.update(view); j += 1 }
+    fresh
+  }
+
+  private def clamp(x: Long): Int = math.max(0L, math.min(n.toLong, x)).toInt
+}
+
+/** Reads the sorted input a partition at a time, buffers it, and yields its rows with their values. */
+private[window] final class PartitionIterator(
+    input: Iterator[UnsafeRow],
+    partitionKey: UnsafeProjection,
+    buffer: ExternalAppendOnlyUnsafeRowArray,
+    evaluators: Seq[FrameEvaluator],
+    results: SpecificInternalRow,
+    join: JoinedRow,
+    toOutput: UnsafeProjection) extends Iterator[InternalRow] {
+
+  private var pending: UnsafeRow = if (input.hasNext) input.next() else null
+  private var current: Iterator[UnsafeRow] = Iterator.empty
+  private var index = 0
+
+  private def loadPartition(): Unit = {
+    buffer.clear()
+    val key = partitionKey(pending).copy()
+    while (pending != null && partitionKey(pending) == key) {
+      buffer.add(pending)
+      pending = if (input.hasNext) input.next() else null
+    }
+    evaluators.foreach(_.start(buffer))
+    current = buffer.generateIterator()
+    index = 0
+  }
+
+  override def hasNext: Boolean = current.hasNext || pending != null
+
+  override def next(): InternalRow = {
+    if (!current.hasNext) loadPartition()
+    val row = current.next()
+    var k = 0
+    while (k < evaluators.length) { results.update(k, evaluators(k).valueAt(index)); k += 1 }
+    index += 1
+    toOutput(join(row, results))
+  }
+}

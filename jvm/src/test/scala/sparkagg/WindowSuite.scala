@@ -1,0 +1,77 @@
+package sparkagg
+
+import org.apache.spark.sql.Row
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
+import org.scalatest.funsuite.AnyFunSuite
+import sparkagg.window.{SlidingWindowExec, SlidingWindowStrategy}
+
+/** sparkagg's sliding window operator against Spark's own WindowExec running the same functions. */
+class WindowSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelper {
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    spark.range(0, 3000).selectExpr(
+      "id % 7 AS p",
+      "id AS o",
+      "IF(id % 9 = 0, NULL, CAST(id * 7919 % 1000 - 500 AS INT)) AS i",
+      "IF(id % 11 = 0, NULL, IF(id % 97 = 0, double('NaN'), (id * 104729 % 10000) / 8.0D)) AS d",
+      "IF(id % 13 = 0, NULL, CAST(id * 31 % 997 AS DECIMAL(10, 2))) AS m",
+      "IF(id % 17 = 0, NULL, CAST(id * 13 % 101 AS STRING)) AS s"
+    ).createOrReplaceTempView("w")
+    // Partitions smaller than the frames, and a NULL partition key.
+    spark.sql("SELECT IF(o % 50 = 0, NULL, o % 300) AS p, o, i, d FROM w").createOrReplaceTempView("small")
+  }
+
+  private def both(sql: String): (Seq[Row], Seq[Row], Boolean) = {
+    def run(enabled: Boolean) = {
+      spark.conf.set(SlidingWindowStrategy.EnabledConf, enabled.toString)
+      val df = spark.sql(sql)
+      val rows = df.collect().toSeq
+      (rows, find(df.queryExecution.executedPlan)(_.isInstanceOf[SlidingWindowExec]).isDefined)
+    }
+    try {
+      val (ours, usedOurs) = run(enabled = true)
+      val (spark_, usedWhenOff) = run(enabled = false)
+      assert(!usedWhenOff)
+      (ours, spark_, usedOurs)
+    } finally spark.conf.unset(SlidingWindowStrategy.EnabledConf)
+  }
+
+  private def assertSame(a: Seq[Row], b: Seq[Row]): Unit = {
+    assert(a.size == b.size && a.nonEmpty)
+    a.zip(b).foreach { case (x, y) =>
+      x.toSeq.zip(y.toSeq).zipWithIndex.foreach { case ((u, v), i) => assert(Gen.same(u, v), s"column $i: $u vs $v in $x") }
+    }
+  }
+
+  private val frames = Seq(
+    "ROWS BETWEEN 3 PRECEDING AND CURRENT ROW",
+    "ROWS BETWEEN 10 PRECEDING AND 2 FOLLOWING",
+    "ROWS BETWEEN 5 PRECEDING AND 2 PRECEDING",    // excludes the current row
+    "ROWS BETWEEN 1 FOLLOWING AND 4 FOLLOWING",    // empty at the partition's end
+    "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING",
+    "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING",
+    "ROWS BETWEEN 400 PRECEDING AND 400 FOLLOWING") // wider than the small partitions
+
+  for (frame <- frames; table <- Seq("w", "small")) {
+    test(s"$frame over $table equals Spark's WindowExec") {
+      val calls = if (table == "w")
+        Seq("df_avg(d)", "df_sum(i)", "df_sum(m)", "df_count(*)", "df_count(d)", "df_min(s)", "df_max(d)",
+          "df_var_samp(i)", "df_corr(d, i)", "df_bool_or(i > 0)", "df_bit_xor(i)")
+      else Seq("df_avg(d)", "df_sum(i)", "df_max(d)", "df_count(i)")
+      val cols = calls.map(c => s"$c OVER (PARTITION BY p ORDER BY o $frame)").mkString(", ")
+      val (ours, theirs, used) = both(s"SELECT p, o, $cols FROM $table ORDER BY p, o")
+      assert(used, "the sliding operator was not chosen")
+      assertSame(ours, theirs)
+    }
+  }
+
+  test("no PARTITION BY, and a window mixing in a built-in, which stays with Spark") {
+    val (ours, theirs, used) = both(
+      "SELECT o, df_sum(i) OVER (ORDER BY o ROWS BETWEEN 20 PRECEDING AND CURRENT ROW) FROM w ORDER BY o")
+    assert(used)
+    assertSame(ours, theirs)
+    val (_, _, mixed) = both("SELECT o, df_sum(i) OVER (ORDER BY o ROWS 2 PRECEDING), " +
+      "sum(i) OVER (ORDER BY o ROWS 2 PRECEDING) FROM w")
+    assert(!mixed)
+  }
+}
