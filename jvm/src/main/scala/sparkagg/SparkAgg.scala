@@ -8,7 +8,7 @@ import org.apache.spark.sql.sparkagg.SparkInternals
 import sparkagg.api.FunctionDef
 import sparkagg.catalyst.{AccumulatorAggregator, CountStarParser, Registry}
 import sparkagg.functions.Count
-import sparkagg.window.SlidingWindowStrategy
+import sparkagg.window.{DistinctWindowRule, SlidingWindowStrategy}
 
 /**
  * Registration of sparkagg's functions on a running session, and of user-defined functions.
@@ -98,5 +98,6 @@ class SparkAggExtensions extends (SparkSessionExtensions => Unit) {
     Registry.entries(prefix).foreach(extensions.injectFunction)
     extensions.injectParser((_, delegate) => new CountStarParser(delegate, SparkAgg.countName(prefix)))
     extensions.injectPlannerStrategy(SlidingWindowStrategy(_))
+    extensions.injectResolutionRule(_ => DistinctWindowRule)
   }
 }

@@ -74,4 +74,24 @@ class WindowSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelp
       "sum(i) OVER (ORDER BY o ROWS 2 PRECEDING) FROM w")
     assert(!mixed)
   }
+
+  test("DISTINCT over sliding frames: a value -> multiplicity map, checked against a brute-force count") {
+    val frame = "ROWS BETWEEN 6 PRECEDING AND 2 FOLLOWING"
+    val sql = s"SELECT p, o, df_count(DISTINCT i % 5) OVER (PARTITION BY p ORDER BY o $frame) AS c, " +
+      s"df_sum(DISTINCT i % 5) OVER (PARTITION BY p ORDER BY o $frame) AS s FROM w ORDER BY p, o"
+    val (ours, recomputed, used) = both(sql)   // switch off: Spark's WindowExec recomputes each frame
+    assert(used)
+    assertSame(ours, recomputed)
+    // Independently: the same frames worked out in Scala from the raw rows.
+    val raw = spark.sql("SELECT p, o, IF(i IS NULL, NULL, i % 5) FROM w ORDER BY p, o").collect()
+      .groupBy(_.getLong(0)).toSeq.sortBy(_._1)
+    val expected = raw.flatMap { case (_, rows) =>
+      rows.indices.map { j =>
+        val values = rows.slice(math.max(0, j - 6), math.min(rows.length, j + 3)).flatMap(r => Option(r.get(2)))
+          .map(_.asInstanceOf[Int]).distinct
+        (values.size.toLong, if (values.isEmpty) null else values.map(_.toLong).sum)
+      }
+    }
+    assert(ours.map(r => (r.getLong(2), r.get(3))) == expected)
+  }
 }
