@@ -24,6 +24,7 @@ from typing import Any, Callable
 import pyarrow as pa
 
 from .accumulator import SLOT_BYTES, Accumulator, columns_to_pylists, non_null
+from .groups import GroupsAccumulator, GroupsAccumulatorAdapter
 
 MAX_DECIMAL_PRECISION = 38
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -465,8 +466,9 @@ class AggregateFunction:
 
     Calling it makes the accumulator of one group; ``sliding`` makes the one bounded window frames
     use (DataFusion's ``create_sliding_accumulator``), which is the same unless the function needs
-    extra state to retract. Every accumulator takes ``ansi`` so that all are made alike; only those
-    that can overflow (sum, avg) use it."""
+    extra state to retract; ``groups`` makes the ``GroupsAccumulator`` of all groups. Every
+    accumulator takes ``ansi`` so that all are made alike; only those that can overflow (sum, avg)
+    use it."""
 
     def __init__(
         self,
@@ -479,12 +481,27 @@ class AggregateFunction:
         self._accumulator = accumulator
         self._sliding = sliding or accumulator
         self._options = options
+        # A native GroupsAccumulator class (``native_groups`` attaches them), or None: the adapter.
+        self.groups_accumulator: type[GroupsAccumulator] | None = None
 
     def __call__(self, arg_types: DataTypes, ansi: bool = True) -> Accumulator:
         return self._accumulator(list(arg_types), ansi, **self._options)
 
     def sliding(self, arg_types: DataTypes, ansi: bool = True) -> Accumulator:
         return self._sliding(list(arg_types), ansi, **self._options)
+
+    def groups(self, arg_types: DataTypes, ansi: bool = True) -> GroupsAccumulator:
+        """The accumulator of all groups of a hash aggregation (DataFusion's
+        ``create_groups_accumulator``): the native one when there is one, else the adapter."""
+        if self.groups_accumulator is None:
+            return self.adapter(arg_types, ansi)
+        return self.groups_accumulator(list(arg_types), ansi, **self._options)
+
+    def adapter(self, arg_types: DataTypes, ansi: bool = True) -> GroupsAccumulatorAdapter:
+        """This function's ``Accumulator`` run per group by ``GroupsAccumulatorAdapter``."""
+        types = list(arg_types)
+        return GroupsAccumulatorAdapter(
+            lambda: self(types, ansi), self.return_type(types), self.state_fields(types))
 
     def return_type(self, arg_types: DataTypes) -> pa.DataType:
         return self._accumulator.return_type(list(arg_types), **self._options)

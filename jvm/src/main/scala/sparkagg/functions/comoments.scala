@@ -9,6 +9,10 @@ import sparkagg.api._
  * argument `a` or a pair `(a, b)`, updated with Welford's method, merged with Chan's formula and
  * retracted by running Welford backwards. Welford keeps data with a large common offset exact where a
  * sum-of-squares formula cancels catastrophically.
+ *
+ * Running Welford backwards leaves rounding residue (a frame holding one value, or one value repeated,
+ * should have m2 = 0, not 1e-4). So the newest run of equal values of each argument is tracked, and
+ * when a retract leaves only that run, its moments are set exactly.
  */
 final class CoMoments {
   var n = 0L
@@ -17,9 +21,23 @@ final class CoMoments {
   var m2A = 0.0
   var m2B = 0.0
   var c = 0.0
+  private var lastA, lastB = 0.0
+  private var runA, runB = 0L
+
+  private def trackRuns(a: Double, b: Double): Unit = {
+    if (runA > 0 && a == lastA) runA += 1 else { lastA = a; runA = 1 }
+    if (runB > 0 && b == lastB) runB += 1 else { lastB = b; runB = 1 }
+  }
+
+  /** After a retract: an argument whose remaining values are all its newest run is constant. */
+  private def settleRuns(): Unit = {
+    if (n <= runA) { runA = n; meanA = lastA; m2A = 0; c = 0 }
+    if (n <= runB) { runB = n; meanB = lastB; m2B = 0; c = 0 }
+  }
 
   def add(a: Double): Unit = {
     n += 1
+    trackRuns(a, 0.0)
     val da = a - meanA
     meanA += da / n
     m2A += da * (a - meanA)
@@ -27,6 +45,7 @@ final class CoMoments {
 
   def add(a: Double, b: Double): Unit = {
     n += 1
+    trackRuns(a, b)
     val da = a - meanA
     val db = b - meanB
     meanA += da / n
@@ -43,6 +62,7 @@ final class CoMoments {
       val previousMeanA = meanA - (a - meanA) / n
       m2A -= (a - previousMeanA) * (a - meanA)
       meanA = previousMeanA
+      settleRuns()
     }
 
   def remove(a: Double, b: Double): Unit =
@@ -56,11 +76,14 @@ final class CoMoments {
       c -= (a - previousMeanA) * (b - meanB)
       meanA = previousMeanA
       meanB = previousMeanB
+      settleRuns()
     }
 
   /** Chan et al.'s pairwise combination with another set of moments. */
   def merge(n2: Long, meanA2: Double, meanB2: Double, m2A2: Double, m2B2: Double, c2: Double): Unit =
     if (n2 > 0) {
+      runA = 0
+      runB = 0
       if (n == 0) { n = n2; meanA = meanA2; meanB = meanB2; m2A = m2A2; m2B = m2B2; c = c2 }
       else {
         val total = n + n2
@@ -76,7 +99,7 @@ final class CoMoments {
       }
     }
 
-  def reset(): Unit = { n = 0; meanA = 0; meanB = 0; m2A = 0; m2B = 0; c = 0 }
+  def reset(): Unit = { n = 0; meanA = 0; meanB = 0; m2A = 0; m2B = 0; c = 0; runA = 0; runB = 0 }
 }
 
 /** One of the moments, as a function names it in its state (DataFusion's field names). */
