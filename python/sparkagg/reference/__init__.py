@@ -6,6 +6,11 @@ checked against something small enough to read. ``functions`` has count, sum, av
 registry; ``bitwise`` bit_and/or/xor and bool_and/or; ``moments`` variance, stddev, covar, corr and
 regr_* on one shared Welford state. Importing the package registers all of them.
 
+``groups`` restates ``GroupsAccumulator`` (all groups of a hash aggregation in one object), ``EmitTo``
+and ``NullState``; ``native_groups`` has native GroupsAccumulators, and every function has
+``groups(arg_types, ansi)`` (native, or its Accumulator through ``GroupsAccumulatorAdapter``).
+``check`` runs a query on Spark and compares its rows with the model's (``sparkagg.check``).
+
 >>> import pyarrow as pa
 >>> from sparkagg import reference
 >>> acc = reference.get("sum")([pa.int64()])
@@ -14,12 +19,15 @@ regr_* on one shared Welford state. Importing the package registers all of them.
 ([3, 2], 3)
 >>> reference.aggregate("avg", [pa.int64()], [pa.array([1, 2, 4])], partitions=3)
 {None: 2.3333333333333335}
+>>> sorted(reference.aggregate_groups("sum", [pa.int64()], [pa.array([1, 2, 4])],
+...                                   keys=pa.array(["a", "b", "a"])).items())
+[('a', 5), ('b', 2)]
 """
 from __future__ import annotations
 
 from .accumulator import Accumulator
 from .bitwise import BitwiseAccumulator
-from .drivers import aggregate, sliding
+from .drivers import aggregate, aggregate_groups, sliding
 from .functions import (
     AggregateFunction,
     AvgAccumulator,
@@ -30,6 +38,13 @@ from .functions import (
     get,
     names,
 )
+from .groups import (
+    EmitTo,
+    GroupsAccumulator,
+    GroupsAccumulatorAdapter,
+    NativeGroupsAccumulator,
+    NullState,
+)
 from .moments import (
     CoMoments,
     CorrelationAccumulator,
@@ -37,10 +52,29 @@ from .moments import (
     RegrAccumulator,
     VarianceAccumulator,
 )
+from .native_groups import (
+    AvgGroupsAccumulator,
+    BitwiseGroupsAccumulator,
+    CountGroupsAccumulator,
+    MinMaxGroupsAccumulator,
+    SumGroupsAccumulator,
+    VarianceGroupsAccumulator,
+)
 
 __all__ = [
     "Accumulator",
     "AggregateFunction",
+    "AvgGroupsAccumulator",
+    "BitwiseGroupsAccumulator",
+    "CountGroupsAccumulator",
+    "EmitTo",
+    "GroupsAccumulator",
+    "GroupsAccumulatorAdapter",
+    "MinMaxGroupsAccumulator",
+    "NativeGroupsAccumulator",
+    "NullState",
+    "SumGroupsAccumulator",
+    "VarianceGroupsAccumulator",
     "AvgAccumulator",
     "BitwiseAccumulator",
     "CoMoments",
@@ -53,7 +87,16 @@ __all__ = [
     "SumAccumulator",
     "VarianceAccumulator",
     "aggregate",
+    "aggregate_groups",
+    "check",
     "get",
     "names",
     "sliding",
 ]
+
+
+def check(spark, sql: str, rel_tol: float = 1e-9, **options):
+    """Run ``sql`` on Spark and with the model; the list of differences (see ``sparkagg.check``)."""
+    from ..check import check as run
+
+    return run(spark, sql, rel_tol=rel_tol, **options)

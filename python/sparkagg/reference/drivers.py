@@ -1,7 +1,8 @@
 """Drivers that run reference accumulators the way a query engine does.
 
-``aggregate`` is the multi-phase, repartitioned grouping of seed 000; ``sliding`` evaluates bounded
-window frames. Both randomise nothing but what an engine is free to choose (partitioning, batch
+``aggregate`` is the multi-phase, repartitioned grouping of seed 000 over Accumulators;
+``aggregate_groups`` the same plan over GroupsAccumulators (seed 001), with early ``EmitTo.First``
+emits and ``convert_to_state``; ``sliding`` evaluates bounded window frames. Both randomise nothing but what an engine is free to choose (partitioning, batch
 boundaries, merge order), so a function whose result changes under them is wrong.
 """
 from __future__ import annotations
@@ -16,9 +17,14 @@ import pyarrow as pa
 
 from .accumulator import Accumulator
 from .functions import get
+from .groups import EmitTo, GroupsAccumulator
 
 # Batches here are tiny and sometimes empty so that small inputs still cross many boundaries.
 MAX_BATCH_ROWS = 7
+# In aggregate_groups: how often a Partial batch skips aggregation (convert_to_state), and how often
+# a Partial emits its first groups early (EmitTo.First) after a batch.
+CONVERT_TO_STATE_CHANCE = 0.15
+EARLY_EMIT_CHANCE = 0.25
 
 
 def aggregate(
@@ -77,6 +83,115 @@ def aggregate(
                     [pa.array([s[f] for s in chunk], type=t) for f, t in enumerate(state_types)]
                 )
             result[key] = final.evaluate()
+    return result
+
+
+def aggregate_groups(
+    name: str,
+    arg_types: Sequence[pa.DataType],
+    columns: Sequence[pa.Array],
+    keys: pa.Array | None = None,
+    partitions: int = 3,
+    seed: int = 0,
+    ansi: bool = True,
+    num_rows: int | None = None,
+    opt_filter: pa.Array | None = None,
+    adapter: bool = False,
+    early_emit: bool = True,
+) -> dict[Any, Any]:
+    """``name(columns...)`` grouped by ``keys`` as ``aggregate`` computes it, through GroupsAccumulators.
+
+    The function's ``groups`` accumulator (or, with ``adapter``, its Accumulator run through
+    ``GroupsAccumulatorAdapter``) does the work of a hash aggregation in two phases:
+
+    1. Rows go to ``partitions`` Partial partitions at random, each cut into random batches. A
+       Partial assigns group indices in order of first appearance and calls ``update_batch``; now and
+       then it instead sends a batch on as ``convert_to_state`` (one state per row), and now and then
+       after a batch it emits ``state(EmitTo.First(n))`` early (as DataFusion does under memory
+       pressure or on sorted input), after which its remaining groups' indices shift down by n. At
+       the end it emits ``state(EmitTo.All)``.
+    2. Every state row goes to the Final partition ``hash(key)`` picks; a Final merges them in random
+       chunks with ``merge_batch`` and evaluates in random ``EmitTo.First`` pieces, then ``All``.
+
+    ``opt_filter`` (one boolean per row: an aggregate's ``FILTER (WHERE ...)``) is applied in phase 1.
+    The random choices depend only on ``seed`` and the data, so the native accumulator and the
+    adapter see the same plan. Returns {group key: value}, as ``aggregate``.
+    """
+    if partitions < 1:
+        raise ValueError(f"partitions must be positive, got {partitions}")
+    function = get(name)
+    rows = _num_rows(columns, keys, num_rows)
+    args = _arguments(arg_types, columns, rows)
+    if opt_filter is not None and len(opt_filter) != rows:
+        raise ValueError(f"opt_filter has {len(opt_filter)} rows, the input {rows}")
+    grouped = keys is not None
+    row_keys = [_group_key(k) for k in keys.to_pylist()] if grouped else [None] * rows
+    rng = random.Random(seed)
+    assignment = [rng.randrange(partitions) for _ in range(rows)]
+    state_types = [t for _, t in function.state_fields(arg_types)]
+
+    def new() -> GroupsAccumulator:
+        return function.adapter(arg_types, ansi) if adapter else function.groups(arg_types, ansi)
+
+    incoming: list[list[tuple[Any, tuple]]] = [[] for _ in range(partitions)]
+
+    def send(emitted_keys: list[Any], states: list[pa.Array]) -> None:
+        if len(states) != len(state_types) or any(len(a) != len(emitted_keys) for a in states):
+            raise ValueError(f"{name}: state arrays do not match the {len(emitted_keys)} groups emitted")
+        for key, row in zip(emitted_keys, zip(*[a.to_pylist() for a in states])):
+            incoming[_final_partition(key, partitions)].append((key, row))
+
+    for p in range(partitions):
+        accumulator = new()
+        order: list[Any] = []  # the keys of group indices 0, 1, ...
+        index: dict[Any, int] = {}
+        for batch in _random_chunks([i for i in range(rows) if assignment[i] == p], rng):
+            taken = pa.array(batch, pa.int64())
+            values = [a.take(taken) for a in args]
+            batch_filter = None if opt_filter is None else opt_filter.take(taken)
+            if batch and accumulator.supports_convert_to_state() and rng.random() < CONVERT_TO_STATE_CHANCE:
+                send([row_keys[i] for i in batch], accumulator.convert_to_state(values, batch_filter))
+                continue
+            group_indices = []
+            for i in batch:
+                key = row_keys[i]
+                if key not in index:
+                    index[key] = len(order)
+                    order.append(key)
+                group_indices.append(index[key])
+            if not grouped and not order:  # the global group exists from the first batch on
+                index[None] = 0
+                order.append(None)
+            accumulator.update_batch(values, group_indices, batch_filter, len(order))
+            if early_emit and order and rng.random() < EARLY_EMIT_CHANCE:
+                n = rng.randint(1, len(order))
+                send(order[:n], accumulator.state(EmitTo.First(n)))
+                del order[:n]
+                index = {key: i for i, key in enumerate(order)}
+        if not grouped and not order:  # a global aggregate's Partial emits a state even without rows
+            accumulator.update_batch([a.slice(0, 0) for a in args], [], None, 1)
+            order.append(None)
+        if order:
+            send(order, accumulator.state(EmitTo.All))
+
+    result: dict[Any, Any] = {}
+    for states in incoming:
+        accumulator = new()
+        order, index = [], {}
+        for chunk in _random_chunks(states, rng):
+            group_indices = []
+            for key, _ in chunk:
+                if key not in index:
+                    index[key] = len(order)
+                    order.append(key)
+                group_indices.append(index[key])
+            arrays = [pa.array([row[f] for _, row in chunk], t) for f, t in enumerate(state_types)]
+            accumulator.merge_batch(arrays, group_indices, None, len(order))
+        while order:
+            n = rng.randint(1, len(order)) if early_emit else len(order)
+            values = accumulator.evaluate(EmitTo.All if n == len(order) else EmitTo.First(n)).to_pylist()
+            result.update(zip(order[:n], values))
+            del order[:n]
     return result
 
 

@@ -56,8 +56,9 @@ class WindowSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelp
     test(s"$frame over $table equals Spark's WindowExec") {
       val calls = if (table == "w")
         Seq("df_avg(d)", "df_sum(i)", "df_sum(m)", "df_count(*)", "df_count(d)", "df_min(s)", "df_max(d)",
-          "df_var_samp(i)", "df_corr(d, i)", "df_bool_or(i > 0)", "df_bit_xor(i)")
-      else Seq("df_avg(d)", "df_sum(i)", "df_max(d)", "df_count(i)")
+          "df_var_samp(i)", "df_corr(d, i)", "df_bool_or(i > 0)", "df_bit_xor(i)", "df_bit_and(i)",
+          "df_bool_and(d > 100)")
+      else Seq("df_avg(d)", "df_sum(i)", "df_max(d)", "df_count(i)", "df_bit_or(i)")
       val cols = calls.map(c => s"$c OVER (PARTITION BY p ORDER BY o $frame)").mkString(", ")
       val (ours, theirs, used) = both(s"SELECT p, o, $cols FROM $table ORDER BY p, o")
       assert(used, "the sliding operator was not chosen")

@@ -89,6 +89,11 @@ private[window] object SlidingFrame {
  * Follows one expression's frame through a partition of `n` buffered rows. Frames only move forward:
  * rows up to the frame's end are added, then rows before its start retracted (added first, so a frame
  * that starts ahead of all rows seen so far still retracts only what it added).
+ *
+ * A function that cannot retract slides on two stacks instead, O(1) amortised per row: new rows go
+ * into a `back` accumulator; the `front` holds, for each older row still in the frame, the state of
+ * that row and every older-front row after it, built from the back's rows whenever the front runs
+ * empty. A frame's value is the front's top state merged with the back's.
  */
 private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: UnsafeProjection) {
   private val view = new RowValues
@@ -99,6 +104,10 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
   private var added = 0
   private var removed = 0
   private var n = 0
+  // Two stacks, for functions without retract: front states of rows [removed, frontEnd), back from frontEnd.
+  private var frontStates: Array[Array[Any]] = Array.empty
+  private var frontStart = 0
+  private var frontEnd = 0
 
   def start(rows: ExternalAppendOnlyUnsafeRowArray): Unit = {
     buffer = rows
@@ -108,6 +117,9 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
     leaving = rows.generateIterator()
     added = 0
     removed = 0
+    frontStates = Array.empty
+    frontStart = 0
+    frontEnd = 0
   }
 
   /** The value for row `i` of the partition. */
@@ -120,8 +132,38 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
         while (removed < begin) { view.row = arguments(leaving.next()); acc.retract(view); removed += 1 }
         if (acc.needsRebuild) acc = accumulate(begin, end)
         acc.evaluate()
-      } else accumulate(begin, end).evaluate()
+      } else slideOnTwoStacks(begin, end)
     } catch { case e: ArithmeticException => throw frame.function.rethrow(e) }
+  }
+
+  private def slideOnTwoStacks(begin: Int, end: Int): Any = {
+    while (added < end) { view.row = arguments(entering.next()); acc.update(view); added += 1 }
+    val result = frame.function.newSlidingAccumulator()
+    if (begin >= end) return result.evaluate()
+    if (begin >= frontEnd) rebuildFront(begin)
+    removed = math.max(removed, begin)
+    if (removed < frontEnd) result.merge(RowValues.of(new GenericInternalRow(frontStates(removed - frontStart))))
+    if (frontEnd < added) result.merge(RowValues.of(new GenericInternalRow(acc.state())))
+    result.evaluate()
+  }
+
+  /** Moves rows [from, added) from the back to the front, as suffix states; the back starts empty. */
+  private def rebuildFront(from: Int): Unit = {
+    val rows = buffer.generateIterator(from)
+    val args = Array.fill(added - from)(arguments(rows.next()).copy())
+    frontStates = new Array[Array[Any]](args.length)
+    var k = args.length - 1
+    while (k >= 0) {
+      val suffix = frame.function.newSlidingAccumulator()
+      if (k + 1 < args.length) suffix.merge(RowValues.of(new GenericInternalRow(frontStates(k + 1))))
+      view.row = args(k)
+      suffix.update(view)
+      frontStates(k) = suffix.state()
+      k -= 1
+    }
+    frontStart = from
+    frontEnd = added
+    acc = frame.function.newSlidingAccumulator()
   }
 
   /** A new accumulator over rows [begin, end) of the partition. */
