@@ -26,7 +26,7 @@ from __future__ import annotations
 import decimal
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -168,7 +168,6 @@ class Query:
     source: str  # the FROM clause's text, verbatim
     where: str | None
     group_by: list[str] | None  # expressions; None without GROUP BY
-    notes: list[str] = field(default_factory=list)
 
 
 def parse(sql: str, prefix: str = "df_") -> Query:
@@ -293,8 +292,11 @@ def _columns(table: pa.Table) -> list[pa.Array]:
     return [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in table.columns]
 
 
-def model_rows(spark, query: Query, ansi: bool, seed: int = 0, partitions: int = 3) -> list[tuple]:
-    """The query's result rows as the reference model computes them from Spark's projection."""
+def model_rows(spark, query: Query, ansi: bool, seed: int = 0, partitions: int = 3,
+               models: dict[str, str] | None = None) -> list[tuple]:
+    """The query's result rows as the reference model computes them from Spark's projection.
+    ``models`` ({function: other function}) computes a function with another's model instead."""
+    models = models or {}
     exprs: list[str] = []
 
     def add(expr: str) -> int:
@@ -334,6 +336,7 @@ def model_rows(spark, query: Query, ansi: bool, seed: int = 0, partitions: int =
     results: dict[int, list[Any]] = {}
     for i, (arg_cols, filter_col) in calls.items():
         agg = query.items[i].aggregate
+        name = models.get(agg.name, agg.name)
         selected = list(range(rows))
         if filter_col is not None:
             flags = columns[filter_col].to_pylist()
@@ -351,11 +354,11 @@ def model_rows(spark, query: Query, ansi: bool, seed: int = 0, partitions: int =
         args = [columns[c].take(taken) for c in arg_cols]
         group_keys = pa.array([group_of_row[r] for r in selected], pa.int64()) if grouped else None
         by_group = drivers.aggregate_groups(
-            agg.name, [a.type for a in args], args, keys=group_keys, partitions=partitions, seed=seed,
+            name, [a.type for a in args], args, keys=group_keys, partitions=partitions, seed=seed,
             ansi=ansi, num_rows=len(selected))
         empty = None
         if grouped and len(by_group) < groups:  # every row filtered out of some group: its empty value
-            accumulator = functions.get(agg.name).groups([a.type for a in args], ansi)
+            accumulator = functions.get(name).groups([a.type for a in args], ansi)
             accumulator.update_batch([a.slice(0, 0) for a in args] or [pa.array([], pa.int64())], [], None, 1)
             empty = accumulator.evaluate().to_pylist()[0]
         results[i] = [by_group.get(g, empty) for g in range(groups)] if grouped else [by_group[None]]
@@ -444,11 +447,15 @@ def _overflow_error(e: BaseException) -> bool:
 
 
 def check(spark, sql: str, rel_tol: float = 1e-9, abs_tol: float = 0.0, seed: int = 0,
-          partitions: int = 3) -> list[Difference]:
+          partitions: int = 3, models: dict[str, str] | None = None) -> list[Difference]:
     """Run ``sql`` on Spark and with the reference model; the differences (empty when they agree).
 
-    Raises ``UnsupportedQuery`` for a query outside the scope described in the module docstring.
-    ``seed`` and ``partitions`` choose the model's plan (see ``aggregate_groups``)."""
+    Raises ``UnsupportedQuery`` for a query outside the scope described in the module docstring,
+    and Spark's own error when Spark cannot run the query for another reason than an overflow.
+    ``seed`` and ``partitions`` choose the model's plan (see ``aggregate_groups``); ``models``
+    ({function: other}) deliberately computes a function with another's model, to see check fail."""
+    for other in (models or {}).values():
+        functions.get(other)
     prefix = spark.conf.get(PREFIX_CONF, "df_")
     query = parse(sql, prefix)
     ansi = str(spark.conf.get("spark.sql.ansi.enabled", "true")).lower() == "true"
@@ -459,7 +466,7 @@ def check(spark, sql: str, rel_tol: float = 1e-9, abs_tol: float = 0.0, seed: in
     except Exception as e:  # noqa: BLE001 - Spark's error is part of the answer
         spark_error = e
     try:
-        model = model_rows(spark, query, ansi, seed=seed, partitions=partitions)
+        model = model_rows(spark, query, ansi, seed=seed, partitions=partitions, models=models)
     except OverflowError as e:
         model_error = e
     if spark_error is not None or model_error is not None:

@@ -95,4 +95,24 @@ class WindowSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelp
     }
     assert(ours.map(r => (r.getLong(2), r.get(3))) == expected)
   }
+
+  private val rangeFrames = Seq(
+    "ORDER BY q RANGE BETWEEN 5 PRECEDING AND CURRENT ROW",
+    "ORDER BY q RANGE BETWEEN 3 PRECEDING AND 2 FOLLOWING",
+    "ORDER BY q DESC RANGE BETWEEN 4 PRECEDING AND 1 PRECEDING",
+    "ORDER BY q DESC NULLS FIRST RANGE BETWEEN CURRENT ROW AND 6 FOLLOWING",
+    "ORDER BY q NULLS LAST RANGE BETWEEN UNBOUNDED PRECEDING AND 2 FOLLOWING",
+    "ORDER BY x RANGE BETWEEN 2.5D PRECEDING AND 0.5D FOLLOWING")
+
+  for (frame <- rangeFrames) {
+    test(s"$frame (ties and NULL keys) equals Spark's WindowExec") {
+      // q: an integer key with ties (o DIV 3) and NULLs; x: a double key.
+      val calls = Seq("df_avg(d)", "df_sum(i)", "df_count(*)", "df_max(d)", "df_bit_and(i)", "df_var_pop(i)")
+      val cols = calls.map(c => s"$c OVER (PARTITION BY p $frame)").mkString(", ")
+      val (ours, theirs, used) = both(
+        s"SELECT p, o, $cols FROM (SELECT *, IF(o % 29 = 0, NULL, o DIV 3) AS q, o / 4.0D AS x FROM w) ORDER BY p, o")
+      assert(used, "the sliding operator was not chosen")
+      assertSame(ours, theirs)
+    }
+  }
 }

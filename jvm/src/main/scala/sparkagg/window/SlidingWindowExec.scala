@@ -6,11 +6,13 @@ import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistribution, Distribution, Partitioning}
 import org.apache.spark.sql.execution.{ExternalAppendOnlyUnsafeRowArray, SparkPlan, UnaryExecNode}
+import org.apache.spark.sql.types._
 import sparkagg.api.Accumulator
 import sparkagg.catalyst.{AccumulatorAggregate, RowValues}
 
 /**
- * Window aggregates of sparkagg functions over ROWS frames, each row's frame derived from the previous
+ * Window aggregates of sparkagg functions over ROWS frames (and RANGE frames over a numeric key), each
+ * row's frame derived from the previous
  * one: rows entering are `update`d, rows leaving are `retract`ed, so a partition costs O(n) whatever the
  * frame width, where Spark's WindowExec recomputes each frame (O(n x w)). A function that cannot
  * retract has its frames recomputed. Partitions are buffered like WindowExec's, spilling past Spark's
@@ -45,7 +47,7 @@ case class SlidingWindowExec(
     child.execute().mapPartitions { rows =>
       val partitionKey = UnsafeProjection.create(partitionSpec, input)
       val buffer = new ExternalAppendOnlyUnsafeRowArray(inMemoryThreshold, spillSize, spillThreshold, spillSize)
-      val evaluators = frames.map(f => new FrameEvaluator(f, f.function.argumentsOf(input)))
+      val evaluators = frames.map(f => new FrameEvaluator(f, f.function.argumentsOf(input), new FrameBounds(f, input)))
       val results = new SpecificInternalRow(windowExpression.map(_.dataType))
       val join = new JoinedRow
       val toOutput = UnsafeProjection.create(outputSchema, outputSchema)
@@ -61,28 +63,134 @@ case class SlidingWindowExec(
   override protected def withNewChildInternal(newChild: SparkPlan): SlidingWindowExec = copy(child = newChild)
 }
 
-/** One window expression: its function and frame offsets relative to the current row (None: unbounded). */
-private[window] case class SlidingFrame(function: AccumulatorAggregate, lower: Option[Int], upper: Option[Int])
+/**
+ * One window expression: its function and frame. ROWS frames give offsets in rows; RANGE frames give
+ * offsets in the order key's units (numbers only), over `rangeKey`. None: UNBOUNDED.
+ */
+private[window] case class SlidingFrame(
+    function: AccumulatorAggregate,
+    lower: Option[Any],
+    upper: Option[Any],
+    rangeKey: Option[SortOrder] = None)
 
 private[window] object SlidingFrame {
-  /** Offset of a ROWS frame bound: None for UNBOUNDED, Some(n) for n FOLLOWING (negative: PRECEDING). */
-  def bound(e: Expression): Option[Option[Int]] = e match {
+  /** A frame bound: None for UNBOUNDED, Some(offset) otherwise (negative: PRECEDING). */
+  private def bound(e: Expression, zero: Any): Option[Option[Any]] = e match {
     case UnboundedPreceding | UnboundedFollowing => Some(None)
-    case CurrentRow => Some(Some(0))
-    case Literal(n: Int, _) => Some(Some(n))
+    case CurrentRow => Some(Some(zero))
+    case Literal(n, _) if n != null => Some(Some(n))
     case _ => None
   }
 
-  /** The window expressions sparkagg runs: a sparkagg aggregate over a ROWS frame, without FILTER. */
+  /** Order keys RANGE frames run on here: integers as Long, floats as Double. */
+  def rangeKeyKind(t: DataType): Option[Boolean] = t match {
+    case ByteType | ShortType | IntegerType | LongType => Some(true)
+    case FloatType | DoubleType => Some(false)
+    case _ => None
+  }
+
+  /** The window expressions sparkagg runs: a sparkagg aggregate over a ROWS frame, or a RANGE frame
+   *  over one numeric order key, without FILTER. */
   def unapply(e: NamedExpression): Option[SlidingFrame] = e match {
     case Alias(WindowExpression(AggregateExpression(f: AccumulatorAggregate, _, false, None, _),
-        WindowSpecDefinition(_, _, SpecifiedWindowFrame(RowFrame, lower, upper))), _) =>
-      for (l <- bound(lower); u <- bound(upper)) yield SlidingFrame(f, l, u)
+        WindowSpecDefinition(_, order, SpecifiedWindowFrame(frameType, lower, upper))), _) =>
+      frameType match {
+        case RowFrame => for (l <- bound(lower, 0); u <- bound(upper, 0)) yield SlidingFrame(f, l, u)
+        case RangeFrame => order match {
+          case Seq(key) if rangeKeyKind(key.dataType).isDefined =>
+            for (l <- bound(lower, 0); u <- bound(upper, 0)) yield SlidingFrame(f, l, u, Some(key))
+          case _ => None
+        }
+      }
     case _ => None
   }
 
   def of(e: NamedExpression): SlidingFrame = unapply(e).getOrElse(
     throw new IllegalArgumentException(s"sparkagg's window operator cannot run $e"))
+}
+
+/**
+ * Where each row's frame starts and ends in a partition; both only move forward as the row does.
+ * ROWS: offsets from the row. RANGE: the rows whose order key lies within the offsets of the row's
+ * key, ties included; a NULL key's frame is the NULL keys (plus an unbounded side), as in Spark.
+ */
+private[window] final class FrameBounds(frame: SlidingFrame, input: Seq[Attribute]) {
+  private val rowsLower = frame.lower.map(v => v.asInstanceOf[Number].longValue)
+  private val rowsUpper = frame.upper.map(v => v.asInstanceOf[Number].longValue)
+  private val keyProjection = frame.rangeKey.map(k => UnsafeProjection.create(Seq(k.child), input))
+  private val integral = frame.rangeKey.flatMap(k => SlidingFrame.rangeKeyKind(k.dataType)).getOrElse(true)
+  private val descending = frame.rangeKey.exists(_.direction == Descending)
+  private var n = 0
+  private var nullKey: Array[Boolean] = Array.empty
+  private var keys: Array[Double] = Array.empty
+  private var longKeys: Array[Long] = Array.empty
+  private var lo = 0
+  private var hi = 0
+
+  def start(rows: ExternalAppendOnlyUnsafeRowArray): Unit = {
+    n = rows.length.toInt
+    lo = 0
+    hi = 0
+    keyProjection.foreach { project =>
+      nullKey = new Array[Boolean](n)
+      if (integral) longKeys = new Array[Long](n) else keys = new Array[Double](n)
+      val it = rows.generateIterator()
+      var j = 0
+      while (j < n) {
+        val k = project(it.next())
+        nullKey(j) = k.isNullAt(0)
+        if (!nullKey(j)) {
+          if (integral) longKeys(j) = k.getLong(0) else keys(j) = k.getDouble(0)
+        }
+        j += 1
+      }
+    }
+  }
+
+  /** [begin, end) of row i's frame. */
+  def apply(i: Int): (Int, Int) =
+    if (keyProjection.isEmpty) {
+      val end = rowsUpper.fold(n)(u => clamp(i.toLong + u + 1))
+      (math.min(rowsLower.fold(0)(l => clamp(i.toLong + l)), end), end)
+    } else {
+      // Advance lo to the first row not before the frame, hi to the first row after it.
+      if (frame.lower.isEmpty) lo = 0 else while (lo < n && before(lo, i)) lo += 1
+      if (frame.upper.isEmpty) hi = n else { hi = math.max(hi, lo); while (hi < n && !after(hi, i)) hi += 1 }
+      (math.min(lo, hi), hi)
+    }
+
+  /** Row j sorts before row i's frame (its key is below key_i + lower, in the sort direction). */
+  private def before(j: Int, i: Int): Boolean =
+    if (nullKey(i)) !nullKey(j) && !nullsFirstOf(j) else if (nullKey(j)) nullsFirstOf(j) else compare(j, i, frame.lower.get) < 0
+
+  /** Row j sorts after row i's frame. */
+  private def after(j: Int, i: Int): Boolean =
+    if (nullKey(i)) !nullKey(j) && nullsFirstOf(j) else if (nullKey(j)) !nullsFirstOf(j) else compare(j, i, frame.upper.get) > 0
+
+  private def nullsFirstOf(j: Int): Boolean = frame.rangeKey.get.nullOrdering == NullsFirst
+
+  /** Sign of (key_j - (key_i + offset)) in the sort direction. */
+  private def compare(j: Int, i: Int, offset: Any): Int = {
+    val c =
+      if (integral) {
+        val o = offset.asInstanceOf[Number].longValue
+        val target = if (descending) saturatedSubtract(longKeys(i), o) else saturatedAdd(longKeys(i), o)
+        java.lang.Long.compare(longKeys(j), target)
+      } else {
+        val o = offset.asInstanceOf[Number].doubleValue
+        java.lang.Double.compare(keys(j), if (descending) keys(i) - o else keys(i) + o)
+      }
+    if (descending) -c else c
+  }
+
+  private def saturatedAdd(a: Long, b: Long): Long = {
+    val r = a + b
+    if (((a ^ r) & (b ^ r)) < 0) (if (b > 0) Long.MaxValue else Long.MinValue) else r
+  }
+  private def saturatedSubtract(a: Long, b: Long): Long =
+    if (b == Long.MinValue) saturatedAdd(saturatedAdd(a, Long.MaxValue), 1) else saturatedAdd(a, -b)
+
+  private def clamp(x: Long): Int = math.max(0L, math.min(n.toLong, x)).toInt
 }
 
 /**
@@ -95,7 +203,7 @@ private[window] object SlidingFrame {
  * that row and every older-front row after it, built from the back's rows whenever the front runs
  * empty. A frame's value is the front's top state merged with the back's.
  */
-private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: UnsafeProjection) {
+private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: UnsafeProjection, bounds: FrameBounds) {
   private val view = new RowValues
   private var acc: Accumulator = _
   private var buffer: ExternalAppendOnlyUnsafeRowArray = _
@@ -103,7 +211,6 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
   private var leaving: Iterator[UnsafeRow] = _
   private var added = 0
   private var removed = 0
-  private var n = 0
   // Two stacks, for functions without retract: front states of rows [removed, frontEnd), back from frontEnd.
   private var frontStates: Array[Array[Any]] = Array.empty
   private var frontStart = 0
@@ -111,7 +218,7 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
 
   def start(rows: ExternalAppendOnlyUnsafeRowArray): Unit = {
     buffer = rows
-    n = rows.length.toInt
+    bounds.start(rows)
     acc = frame.function.newSlidingAccumulator()
     entering = rows.generateIterator()
     leaving = rows.generateIterator()
@@ -124,8 +231,7 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
 
   /** The value for row `i` of the partition. */
   def valueAt(i: Int): Any = {
-    val end = frame.upper.fold(n)(u => clamp(i.toLong + u + 1))
-    val begin = math.min(frame.lower.fold(0)(l => clamp(i.toLong + l)), end)
+    val (begin, end) = bounds(i)
     try {
       if (acc.supportsRetract) {
         while (added < end) { view.row = arguments(entering.next()); acc.update(view); added += 1 }
@@ -174,8 +280,6 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
     while (j < end) { view.row = arguments(rows.next()); fresh.update(view); j += 1 }
     fresh
   }
-
-  private def clamp(x: Long): Int = math.max(0L, math.min(n.toLong, x)).toInt
 }
 
 /** Reads the sorted input a partition at a time, buffers it, and yields its rows with their values. */
