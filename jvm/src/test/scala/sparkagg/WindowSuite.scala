@@ -102,15 +102,22 @@ class WindowSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelp
     "ORDER BY q DESC RANGE BETWEEN 4 PRECEDING AND 1 PRECEDING",
     "ORDER BY q DESC NULLS FIRST RANGE BETWEEN CURRENT ROW AND 6 FOLLOWING",
     "ORDER BY q NULLS LAST RANGE BETWEEN UNBOUNDED PRECEDING AND 2 FOLLOWING",
-    "ORDER BY x RANGE BETWEEN 2.5D PRECEDING AND 0.5D FOLLOWING")
+    "ORDER BY x RANGE BETWEEN 2.5D PRECEDING AND 0.5D FOLLOWING",
+    "ORDER BY iq RANGE BETWEEN 3 PRECEDING AND 1 FOLLOWING",
+    "ORDER BY day RANGE BETWEEN INTERVAL 3 DAYS PRECEDING AND CURRENT ROW",
+    "ORDER BY ts DESC RANGE BETWEEN INTERVAL '90' MINUTE PRECEDING AND INTERVAL '30' MINUTE FOLLOWING")
 
   for (frame <- rangeFrames) {
     test(s"$frame (ties and NULL keys) equals Spark's WindowExec") {
-      // q: an integer key with ties (o DIV 3) and NULLs; x: a double key.
+      // q: a bigint key with ties (o DIV 3) and NULLs; iq: a negative int key; x: a double key;
+      // day, ts: date and timestamp keys with ties.
       val calls = Seq("df_avg(d)", "df_sum(i)", "df_count(*)", "df_max(d)", "df_bit_and(i)", "df_var_pop(i)")
       val cols = calls.map(c => s"$c OVER (PARTITION BY p $frame)").mkString(", ")
       val (ours, theirs, used) = both(
-        s"SELECT p, o, $cols FROM (SELECT *, IF(o % 29 = 0, NULL, o DIV 3) AS q, o / 4.0D AS x FROM w) ORDER BY p, o")
+        s"SELECT p, o, $cols FROM (SELECT *, IF(o % 29 = 0, NULL, o DIV 3) AS q, CAST(-o DIV 2 AS INT) AS iq, " +
+          "o / 4.0D AS x, DATE_ADD(DATE'2024-01-01', CAST(o DIV 4 AS INT)) AS day, " +
+          "TIMESTAMP'2024-01-01 00:00:00' + make_dt_interval(0, 0, CAST(o DIV 2 AS INT) * 20) AS ts FROM w) " +
+          "ORDER BY p, o")
       assert(used, "the sliding operator was not chosen")
       assertSame(ours, theirs)
     }

@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistribution, Distribution, Partitioning}
 import org.apache.spark.sql.execution.{ExternalAppendOnlyUnsafeRowArray, SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.types._
-import sparkagg.api.Accumulator
+import sparkagg.api.{Accumulator, Types}
 import sparkagg.catalyst.{AccumulatorAggregate, RowValues}
 
 /**
@@ -82,11 +82,23 @@ private[window] object SlidingFrame {
     case _ => None
   }
 
-  /** Order keys RANGE frames run on here: integers as Long, floats as Double. */
+  /** Order keys RANGE frames run on here: integers, dates and timestamps as Long, floats as Double. */
   def rangeKeyKind(t: DataType): Option[Boolean] = t match {
-    case ByteType | ShortType | IntegerType | LongType => Some(true)
+    case ByteType | ShortType | IntegerType | LongType | DateType | TimestampType | TimestampNTZType => Some(true)
     case FloatType | DoubleType => Some(false)
     case _ => None
+  }
+
+  /** RANGE offsets this operator reads: numbers for numbers; day-time intervals (or days) for dates and
+   *  timestamps. Year-month and calendar intervals stay with Spark. */
+  private def offsetFits(key: DataType, bound: Expression): Boolean = bound match {
+    case Literal(_, t) => (key, t) match {
+      case (DateType | TimestampType | TimestampNTZType, _: DayTimeIntervalType) => true
+      case (DateType, IntegerType) => true
+      case (DateType | TimestampType | TimestampNTZType, _) => false
+      case (_, t) => Types.isNumeric(t) && !t.isInstanceOf[DecimalType]
+    }
+    case _ => true
   }
 
   /** The window expressions sparkagg runs: a sparkagg aggregate over a ROWS frame, or a RANGE frame
@@ -97,7 +109,8 @@ private[window] object SlidingFrame {
       frameType match {
         case RowFrame => for (l <- bound(lower, 0); u <- bound(upper, 0)) yield SlidingFrame(f, l, u)
         case RangeFrame => order match {
-          case Seq(key) if rangeKeyKind(key.dataType).isDefined =>
+          case Seq(key) if rangeKeyKind(key.dataType).isDefined && offsetFits(key.dataType, lower) &&
+              offsetFits(key.dataType, upper) =>
             for (l <- bound(lower, 0); u <- bound(upper, 0)) yield SlidingFrame(f, l, u, Some(key))
           case _ => None
         }
@@ -117,9 +130,26 @@ private[window] object SlidingFrame {
 private[window] final class FrameBounds(frame: SlidingFrame, input: Seq[Attribute]) {
   private val rowsLower = frame.lower.map(v => v.asInstanceOf[Number].longValue)
   private val rowsUpper = frame.upper.map(v => v.asInstanceOf[Number].longValue)
-  private val keyProjection = frame.rangeKey.map(k => UnsafeProjection.create(Seq(k.child), input))
+  // The key as the Long or Double it is compared as (a date stays days, turned into micros on loading).
+  private val keyProjection = frame.rangeKey.map { k =>
+    val key = k.dataType match {
+      case ByteType | ShortType | IntegerType => Cast(k.child, LongType)
+      case FloatType => Cast(k.child, DoubleType)
+      case _ => k.child
+    }
+    UnsafeProjection.create(Seq(key), input)
+  }
   private val integral = frame.rangeKey.flatMap(k => SlidingFrame.rangeKeyKind(k.dataType)).getOrElse(true)
   private val descending = frame.rangeKey.exists(_.direction == Descending)
+  // Dates compare in microseconds, so that day-time interval offsets apply to them as to timestamps.
+  private val isDate = frame.rangeKey.exists(_.dataType == DateType)
+  private val lowerOffset = frame.lower.map(offset)
+  private val upperOffset = frame.upper.map(offset)
+
+  private def offset(v: Any): Any = v match {
+    case days: Int if isDate => days * MicrosPerDay
+    case other => other
+  }
   private var n = 0
   private var nullKey: Array[Boolean] = Array.empty
   private var keys: Array[Double] = Array.empty
@@ -140,7 +170,9 @@ private[window] final class FrameBounds(frame: SlidingFrame, input: Seq[Attribut
         val k = project(it.next())
         nullKey(j) = k.isNullAt(0)
         if (!nullKey(j)) {
-          if (integral) longKeys(j) = k.getLong(0) else keys(j) = k.getDouble(0)
+          if (isDate) longKeys(j) = k.getInt(0) * MicrosPerDay
+          else if (integral) longKeys(j) = k.getLong(0)
+          else keys(j) = k.getDouble(0)
         }
         j += 1
       }
@@ -161,11 +193,11 @@ private[window] final class FrameBounds(frame: SlidingFrame, input: Seq[Attribut
 
   /** Row j sorts before row i's frame (its key is below key_i + lower, in the sort direction). */
   private def before(j: Int, i: Int): Boolean =
-    if (nullKey(i)) !nullKey(j) && !nullsFirstOf(j) else if (nullKey(j)) nullsFirstOf(j) else compare(j, i, frame.lower.get) < 0
+    if (nullKey(i)) !nullKey(j) && !nullsFirstOf(j) else if (nullKey(j)) nullsFirstOf(j) else compare(j, i, lowerOffset.get) < 0
 
   /** Row j sorts after row i's frame. */
   private def after(j: Int, i: Int): Boolean =
-    if (nullKey(i)) !nullKey(j) && nullsFirstOf(j) else if (nullKey(j)) !nullsFirstOf(j) else compare(j, i, frame.upper.get) > 0
+    if (nullKey(i)) !nullKey(j) && nullsFirstOf(j) else if (nullKey(j)) !nullsFirstOf(j) else compare(j, i, upperOffset.get) > 0
 
   private def nullsFirstOf(j: Int): Boolean = frame.rangeKey.get.nullOrdering == NullsFirst
 
@@ -191,6 +223,8 @@ private[window] final class FrameBounds(frame: SlidingFrame, input: Seq[Attribut
     if (b == Long.MinValue) saturatedAdd(saturatedAdd(a, Long.MaxValue), 1) else saturatedAdd(a, -b)
 
   private def clamp(x: Long): Int = math.max(0L, math.min(n.toLong, x)).toInt
+
+  private final val MicrosPerDay = 86400L * 1000 * 1000
 }
 
 /**
