@@ -94,3 +94,14 @@ def test_extremes(spark):
     expected = oracle.run(t, sql.format(p=""))
     assert oracle.same_rows(got, expected), (got, expected)
     assert got[0][0] == float("inf")
+
+
+def test_all_null_groups(spark):
+    """Every argument NULL: counts 0, everything else NULL, grouped and global."""
+    rows = 5
+    t = pa.table({name: (pa.array([1, 1, 2, 2, 2], pa.int64()) if name == "k" else pa.nulls(rows, data.SCHEMA.field(name).type))
+                  for name in data.SCHEMA.names}, schema=data.SCHEMA)
+    for grouped in (True, False):
+        got = _spark_rows(spark, t, _query(CALLS, "df_", grouped), 3)
+        expected = oracle.run(t, _query(CALLS, "", grouped))
+        assert oracle.same_rows(got, expected), (grouped, got, expected)
