@@ -50,18 +50,26 @@ private[functions] sealed trait ValueKind {
 private[functions] object ValueKind {
   /** Types whose values fit a Long with the same order: integers, boolean, date, timestamps. */
   final class LongLike(val dataType: DataType) extends ValueKind {
-    def readLong(v: Values, i: Int): Long = dataType match {
-      case BooleanType => if (v.getBoolean(i)) 1L else 0L
-      case ByteType => v.getByte(i)
-      case ShortType => v.getShort(i)
-      case IntegerType | DateType => v.getInt(i)
+    // The physical read, chosen once: a switch on an int per row, not a match on the DataType.
+    private val physical = dataType match {
+      case BooleanType => 0
+      case ByteType => 1
+      case ShortType => 2
+      case IntegerType | DateType => 3
+      case _ => 4
+    }
+    def readLong(v: Values, i: Int): Long = (physical: @scala.annotation.switch) match {
+      case 0 => if (v.getBoolean(i)) 1L else 0L
+      case 1 => v.getByte(i)
+      case 2 => v.getShort(i)
+      case 3 => v.getInt(i)
       case _ => v.getLong(i)
     }
-    def box(x: Long): AnyRef = dataType match {
-      case BooleanType => java.lang.Boolean.valueOf(x != 0)
-      case ByteType => java.lang.Byte.valueOf(x.toByte)
-      case ShortType => java.lang.Short.valueOf(x.toShort)
-      case IntegerType | DateType => java.lang.Integer.valueOf(x.toInt)
+    def box(x: Long): AnyRef = (physical: @scala.annotation.switch) match {
+      case 0 => java.lang.Boolean.valueOf(x != 0)
+      case 1 => java.lang.Byte.valueOf(x.toByte)
+      case 2 => java.lang.Short.valueOf(x.toShort)
+      case 3 => java.lang.Integer.valueOf(x.toInt)
       case _ => java.lang.Long.valueOf(x)
     }
     def read(v: Values, i: Int): AnyRef = java.lang.Long.valueOf(readLong(v, i))
@@ -70,10 +78,9 @@ private[functions] object ValueKind {
 
   /** float and double, in the total order of `java.lang.Double.compare` (NaN greatest). */
   final class DoubleLike(val dataType: DataType) extends ValueKind {
-    def readDouble(v: Values, i: Int): Double =
-      if (dataType == FloatType) v.getFloat(i).toDouble else v.getDouble(i)
-    def box(x: Double): AnyRef =
-      if (dataType == FloatType) java.lang.Float.valueOf(x.toFloat) else java.lang.Double.valueOf(x)
+    private val isFloat = dataType == FloatType
+    def readDouble(v: Values, i: Int): Double = if (isFloat) v.getFloat(i).toDouble else v.getDouble(i)
+    def box(x: Double): AnyRef = if (isFloat) java.lang.Float.valueOf(x.toFloat) else java.lang.Double.valueOf(x)
     def read(v: Values, i: Int): AnyRef = java.lang.Double.valueOf(readDouble(v, i))
     val ordering: Comparator[AnyRef] =
       (a, b) => java.lang.Double.compare(a.asInstanceOf[Double], b.asInstanceOf[Double])
