@@ -18,9 +18,10 @@ $(VENV)/.installed: python/pyproject.toml
 	$(PY) -m pip install -q -e 'python[test]'
 	touch $@
 
-# The JAR users ship (sparkagg classes only) and the test JAR (user-defined accumulator examples).
+# The JAR users ship (sparkagg classes only), the test JAR (user-defined accumulator examples), and the
+# JAR published to the local Maven repository for `--packages io.github.sparkagg:sparkagg_2.13:0.1.0`.
 jar: venv
-	$(SBT) package Test/package
+	$(SBT) package Test/package publishM2
 
 test-scala: venv
 	$(SBT) test

@@ -36,8 +36,12 @@ lazy val root = (project in file("."))
     Test / resourceDirectory := baseDirectory.value / "jvm" / "src" / "test" / "resources",
     scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "17"),
     javacOptions ++= Seq("--release", "17"),
+    // Spark brings the Scala library: keep it out of the published POM's runtime dependencies, so that
+    // `spark-submit --packages io.github.sparkagg:sparkagg_2.13:0.1.0` adds nothing but our JAR.
+    autoScalaLibrary := false,
     libraryDependencies ++= Seq(
-      "org.scalatest"    %% "scalatest"  % "3.2.19"     % Test
+      "org.scala-lang"   %  "scala-library" % scalaVersion.value % "provided",
+      "org.scalatest"    %% "scalatest"     % "3.2.19"           % Test
     ),
     // Spark is "provided": on the compile and test classpaths, never in our JAR.
     Compile / unmanagedJars ++= sparkJars.map(Attributed.blank),
@@ -58,6 +62,10 @@ lazy val root = (project in file("."))
     ),
     Test / parallelExecution := false,
     // The JAR users put on --jars: our classes only, Spark is provided.
+    // publishLocal / publishM2 serve `--packages` from the local repositories; no Scaladoc to wait for.
+    Compile / doc / sources := Seq.empty,
+    publishM2Configuration := publishM2Configuration.value.withOverwrite(true),
+    publishLocalConfiguration := publishLocalConfiguration.value.withOverwrite(true),
     Compile / packageBin / artifactPath := baseDirectory.value / "target" / "sparkagg.jar",
     Test / packageBin / artifactPath := baseDirectory.value / "target" / "sparkagg-tests.jar"
   )
