@@ -121,7 +121,9 @@ def cmd_check(args) -> int:
 
     failed = checked = skipped = 0
     for stmt in statements:
-        label = " ".join(stmt.split())
+        code = [l for l in stmt.splitlines() if not l.strip().startswith("--")]
+        cases = [l.strip()[len("-- case:"):].strip() for l in stmt.splitlines() if l.strip().startswith("-- case:")]
+        label = (f"[{cases[-1]}] " if cases else "") + " ".join(" ".join(code).split())
         try:
             diffs = checking.check(spark, stmt, rel_tol=args.rel_tol, models=models)
         except checking.UnsupportedQuery as e:
