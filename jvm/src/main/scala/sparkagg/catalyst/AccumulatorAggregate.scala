@@ -2,7 +2,7 @@ package sparkagg.catalyst
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.expressions.{Expression, GenericInternalRow}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, GenericInternalRow}
 import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate
 import org.apache.spark.sql.sparkagg.SparkInternals
 import org.apache.spark.sql.types.{DataType, NullType}
@@ -41,9 +41,18 @@ case class AccumulatorAggregate(
   override def nullable: Boolean = !form.stateOut && binding.forall(_.nullable)
   override def prettyName: String = sqlName
 
-  // Arguments, cast to what the accumulator reads, evaluated into one reused row.
+  // Arguments, cast to what the accumulator reads, evaluated into one reused row; or, when they are
+  // all plain columns of the right type, read in place.
   @transient private lazy val arguments = call.argumentProjection(children)
   @transient private lazy val argumentView = new RowValues
+  @transient private lazy val columnView: ColumnValues = {
+    val coerce = call.bound.coerceTo
+    val plain = children.zipWithIndex.forall {
+      case (b: BoundReference, i) => coerce.isEmpty || b.dataType == coerce(i)
+      case _ => false
+    }
+    if (plain) new ColumnValues(children.map(_.asInstanceOf[BoundReference].ordinal).toArray) else null
+  }
   @transient private lazy val stateView = new RowValues
 
   override def createAggregationBuffer(): AnyRef = call.newAccumulator()
@@ -63,8 +72,8 @@ case class AccumulatorAggregate(
     val acc = buffer.asInstanceOf[Accumulator]
     try {
       if (!form.statesIn) {
-        argumentView.row = arguments(input)
-        acc.update(argumentView)
+        if (columnView != null) { columnView.row = input; acc.update(columnView) }
+        else { argumentView.row = arguments(input); acc.update(argumentView) }
       } else {
         val state = children.head.eval(input)
         if (state != null) {

@@ -27,3 +27,26 @@ final class RowValues extends Values {
 object RowValues {
   def of(row: InternalRow): RowValues = { val v = new RowValues; v.row = row; v }
 }
+
+/**
+ * The api's [[Values]] over chosen columns of a Catalyst row, in argument order: when every argument is
+ * a plain column of the type the accumulator reads, the host reads the input row in place instead of
+ * projecting it into a new one.
+ */
+final class ColumnValues(ordinals: Array[Int]) extends Values {
+  var row: InternalRow = _
+
+  def numFields: Int = ordinals.length
+  def isNullAt(i: Int): Boolean = row.isNullAt(ordinals(i))
+  def getBoolean(i: Int): Boolean = row.getBoolean(ordinals(i))
+  def getByte(i: Int): Byte = row.getByte(ordinals(i))
+  def getShort(i: Int): Short = row.getShort(ordinals(i))
+  def getInt(i: Int): Int = row.getInt(ordinals(i))
+  def getLong(i: Int): Long = row.getLong(ordinals(i))
+  def getFloat(i: Int): Float = row.getFloat(ordinals(i))
+  def getDouble(i: Int): Double = row.getDouble(ordinals(i))
+  def getDecimal(i: Int, precision: Int, scale: Int): Decimal = row.getDecimal(ordinals(i), precision, scale)
+  def getUTF8String(i: Int): UTF8String = row.getUTF8String(ordinals(i))
+  def getBinary(i: Int): Array[Byte] = row.getBinary(ordinals(i))
+  def get(i: Int, dataType: DataType): AnyRef = row.get(ordinals(i), dataType)
+}
