@@ -29,7 +29,9 @@ class AccumulatorLawsSuite extends AnyFunSuite {
       integral.flatMap(t => Seq(BitAnd -> Seq(t), BitOr -> Seq(t), BitXor -> Seq(t))) ++
       Seq(BoolAnd -> Seq(BooleanType), BoolOr -> Seq(BooleanType)) ++
       Seq(DoubleType, IntegerType, DecimalType(10, 2)).flatMap(t => moments.map(_ -> Seq(t))) ++
-      pairMoments.map(_ -> Seq(DoubleType, IntegerType))
+      pairMoments.map(_ -> Seq(DoubleType, IntegerType)) ++
+      numeric.map(Median -> Seq(_)) ++
+      Seq(LongType, DoubleType, StringType, DecimalType(10, 2), BinaryType).map(ArrayAgg -> Seq(_))
 
   // Welford never recovers from a NaN or infinity it has seen (it asks to be rebuilt instead, which
   // WindowSuite covers), so retract is checked on finite data.

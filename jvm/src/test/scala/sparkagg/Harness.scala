@@ -24,7 +24,7 @@ final class Harness(val function: FunctionDef, val types: Seq[DataType], failOnO
   def accumulate(rows: Seq[Seq[Any]]): Accumulator = feed(call.newAccumulator(), rows)
   def sliding(rows: Seq[Seq[Any]]): Accumulator =
     feed(call.bound.newSlidingAccumulator.getOrElse(call.bound.newAccumulator)(), rows)
-  def bytes(acc: Accumulator): Array[Byte] = call.codec.encode(acc.state())
+  def bytes(acc: Accumulator): Array[Byte] = call.codec.encode(call.stateRow(acc.state()))
   def merged(states: Seq[Array[Byte]]): Accumulator = {
     val acc = call.newAccumulator()
     states.foreach(s => acc.merge(RowValues.of(call.codec.decode(s))))
@@ -63,8 +63,12 @@ object Gen {
     (0 until n).map(i => cols.map(_(i)))
   }
 
-  /** Equal results: doubles to 1e-9 relative (NaN equal to NaN), binaries by content. */
+  /** Equal results: doubles to 1e-9 relative (NaN equal to NaN), binaries by content, lists (from an
+   *  unordered array_agg) as multisets. */
   def same(a: Any, b: Any): Boolean = (a, b) match {
+    case (x: Array[Any], y: Array[Any]) =>
+      def key(v: Any) = v match { case b: Array[Byte] => b.toSeq.toString; case other => String.valueOf(other) }
+      x.map(key).sorted.sameElements(y.map(key).sorted)
     case (x: Double, y: Double) =>
       (x.isNaN && y.isNaN) || x == y || math.abs(x - y) <= 1e-9 * math.max(math.abs(x), math.abs(y))
     case (x: Array[Byte], y: Array[Byte]) => x.sameElements(y)

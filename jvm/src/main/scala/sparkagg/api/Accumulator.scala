@@ -11,9 +11,11 @@ package sparkagg.api
  * Contract:
  *  - `update`, `merge` and `retract` are the hot path: they must not allocate per row in the common case.
  *  - `state()` returns one value per field of the function's declared state schema, in Spark's internal
- *    representation (java.lang.Long, java.lang.Double, Decimal, UTF8String, ...; `null` for NULL).
+ *    representation (java.lang.Long, java.lang.Double, Decimal, UTF8String, ...; `null` for NULL), and
+ *    an `Array[Any]` of such values for a list field (seed 004: elements always nullable).
  *    `merge` receives exactly such a row back, possibly produced by another JVM.
- *  - `evaluate()` returns the final value in Spark's internal representation, or `null`.
+ *  - `evaluate()` returns the final value in Spark's internal representation (an `Array[Any]` for an
+ *    array result), or `null`.
  *  - Integer overflow throws `ArithmeticException`; the host turns it into Spark's overflow error.
  *  - `size` is the bytes held, counting capacity rather than length (it feeds memory accounting).
  */

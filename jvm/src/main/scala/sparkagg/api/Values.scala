@@ -25,4 +25,18 @@ trait Values {
   def getBinary(i: Int): Array[Byte]
   /** Any field, boxed; for the rare paths where the type is only known at run time. */
   def get(i: Int, dataType: DataType): AnyRef
+  /** A field as a copy that stays valid after the row is gone (strings, decimals, nested values). */
+  def copy(i: Int, dataType: DataType): AnyRef
+  /** A list field (array<T>): state lists, or array arguments. */
+  def getList(i: Int): ListValues
+}
+
+/** A read-only view of a list value; elements in Spark's internal representation, as in [[Values]]. */
+trait ListValues {
+  def numElements: Int
+  def isNullAt(j: Int): Boolean
+  def getLong(j: Int): Long
+  def getDouble(j: Int): Double
+  /** An element as a copy that stays valid after the list is gone. */
+  def copy(j: Int, elementType: DataType): AnyRef
 }

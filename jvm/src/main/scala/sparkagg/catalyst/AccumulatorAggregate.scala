@@ -2,7 +2,7 @@ package sparkagg.catalyst
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression, GenericInternalRow}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression}
 import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate
 import org.apache.spark.sql.sparkagg.SparkInternals
 import org.apache.spark.sql.types.{DataType, NullType}
@@ -68,6 +68,10 @@ case class AccumulatorAggregate(
 
   private[sparkagg] def rethrow(e: ArithmeticException): Throwable = overflow(e)
 
+  /** For sparkagg's window operator: states and results as Catalyst values. */
+  private[sparkagg] def stateRow(state: Array[Any]) = call.stateRow(state)
+  private[sparkagg] def resultOf(acc: Accumulator): Any = call.result(acc)
+
   override def update(buffer: AnyRef, input: InternalRow): AnyRef = {
     val acc = buffer.asInstanceOf[Accumulator]
     try {
@@ -90,7 +94,7 @@ case class AccumulatorAggregate(
     stateView.row = input match {
       case state: InternalRow => state
       // Spark's AggregatingAccumulator merges two live buffers.
-      case other: Accumulator => new GenericInternalRow(other.state().asInstanceOf[Array[Any]])
+      case other: Accumulator => call.stateRow(other.state())
     }
     try acc.merge(stateView) catch { case e: ArithmeticException => throw overflow(e) }
     acc
@@ -98,12 +102,12 @@ case class AccumulatorAggregate(
 
   override def eval(buffer: AnyRef): Any = {
     val acc = buffer.asInstanceOf[Accumulator]
-    try { if (form.stateOut) new GenericInternalRow(acc.state()) else acc.evaluate() }
+    try { if (form.stateOut) call.stateRow(acc.state()) else call.result(acc) }
     catch { case e: ArithmeticException => throw overflow(e) }
   }
 
   override def serialize(buffer: AnyRef): Array[Byte] =
-    try call.codec.encode(buffer.asInstanceOf[Accumulator].state())
+    try call.codec.encode(call.stateRow(buffer.asInstanceOf[Accumulator].state()))
     catch { case e: ArithmeticException => throw overflow(e) }
 
   override def deserialize(bytes: Array[Byte]): AnyRef = call.codec.decode(bytes)

@@ -3,7 +3,7 @@ package sparkagg.catalyst
 import org.apache.spark.sql.{Encoder, Encoders}
 import org.apache.spark.sql.catalyst.CatalystTypeConverters
 import org.apache.spark.sql.catalyst.encoders.{encoderFor => expressionEncoderFor, AgnosticEncoder, AgnosticEncoders, ExpressionEncoder}
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow}
+import org.apache.spark.sql.catalyst.expressions.BoundReference
 import org.apache.spark.sql.expressions.Aggregator
 import org.apache.spark.sql.types._
 import sparkagg.api._
@@ -40,11 +40,11 @@ class AccumulatorAggregator[IN](function: FunctionDef, inputEncoder: Encoder[IN]
   }
 
   def merge(left: AccumulatorBuffer, right: AccumulatorBuffer): AccumulatorBuffer = {
-    left.accumulator.merge(RowValues.of(new GenericInternalRow(right.accumulator.state())))
+    left.accumulator.merge(RowValues.of(call.stateRow(right.accumulator.state())))
     left
   }
 
-  def finish(buffer: AccumulatorBuffer): Any = toExternal(buffer.accumulator.evaluate())
+  def finish(buffer: AccumulatorBuffer): Any = toExternal(call.result(buffer.accumulator))
 
   def bufferEncoder: Encoder[AccumulatorBuffer] = Encoders.javaSerialization[AccumulatorBuffer]
 
@@ -78,7 +78,7 @@ object AccumulatorAggregator {
 /** An accumulator as an Aggregator buffer; Java serialization writes its versioned state bytes. */
 final class AccumulatorBuffer(val call: Call, @transient val accumulator: Accumulator) extends Serializable {
   private def writeReplace(): AnyRef =
-    new AccumulatorBuffer.Serialized(call, call.codec.encode(accumulator.state()))
+    new AccumulatorBuffer.Serialized(call, call.codec.encode(call.stateRow(accumulator.state())))
 }
 
 object AccumulatorBuffer {

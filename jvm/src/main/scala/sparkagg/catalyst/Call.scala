@@ -1,7 +1,9 @@
 package sparkagg.catalyst
 
-import org.apache.spark.sql.catalyst.expressions.{Cast, Expression, UnsafeProjection}
-import org.apache.spark.sql.types.{DataType, DoubleType, LongType, StructType}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Cast, Expression, GenericInternalRow, UnsafeProjection}
+import org.apache.spark.sql.catalyst.util.GenericArrayData
+import org.apache.spark.sql.types.{ArrayType, DataType, DoubleType, LongType, StructType}
 import sparkagg.api._
 
 /**
@@ -22,6 +24,15 @@ final case class Call(function: FunctionDef, sqlName: String, args: Seq[Arg], ct
 
   def newAccumulator(): Accumulator = bound.newAccumulator()
 
+  /** An accumulator's state as a Catalyst row of the state schema (lists become ArrayData). */
+  def stateRow(state: Array[Any]): InternalRow = {
+    val fields = bound.stateSchema.fields
+    new GenericInternalRow(Array.tabulate[Any](state.length)(i => Call.toCatalyst(state(i), fields(i).dataType)))
+  }
+
+  /** An accumulator's result as a Catalyst value of the return type. */
+  def result(acc: Accumulator): Any = Call.toCatalyst(acc.evaluate(), bound.returnType)
+
   /** Evaluates `arguments` into one reused row, cast to the types the accumulator reads. */
   def argumentProjection(arguments: Seq[Expression]): UnsafeProjection = {
     val coerce = bound.coerceTo
@@ -32,23 +43,31 @@ final case class Call(function: FunctionDef, sqlName: String, args: Seq[Arg], ct
 }
 
 object Call {
+  /** The api's values for `dataType` as Catalyst holds them: an `Array[Any]` list becomes ArrayData. */
+  def toCatalyst(value: Any, dataType: DataType): Any = (value, dataType) match {
+    case (elements: Array[Any], ArrayType(elementType, _)) =>
+      new GenericArrayData(elements.map(toCatalyst(_, elementType)))
+    case _ => value
+  }
+
   /** The call of `function` on `children` as the host of `form` sees it: on rows, the children's
    *  types; on states, the argument types that made a state of the child's shape. */
   def of(function: FunctionDef, sqlName: String, form: Form, children: Seq[Expression],
       ctx: BindContext): Either[String, Call] =
     if (!form.statesIn)
-      Right(Call(function, sqlName, children.map(c => Arg(c.dataType, c.nullable, if (c.foldable) Option(c.eval()) else None)), ctx))
+      Right(Call(function, sqlName, children.map(argumentOf), ctx))
     else {
-      val arguments = children match {
-        case Seq(c) => c.dataType match {
-          case state: StructType => StateShapes.argumentsFor(function, state, ctx)
-          case _ => None
-        }
+      // The state, then any constant parameters the function keeps outside its state.
+      val arguments = children.headOption.map(_.dataType) match {
+        case Some(state: StructType) =>
+          StateShapes.argumentsFor(function, state, ctx, children.tail.map(argumentOf))
         case _ => None
       }
-      arguments.map(types => Call(function, sqlName, types.map(Arg(_, nullable = true)), ctx))
+      arguments.map(args => Call(function, sqlName, args, ctx))
         .toRight(wrongState(function, sqlName, form, children.map(_.dataType), ctx))
     }
+
+  private def argumentOf(c: Expression): Arg = Arg(c.dataType, c.nullable, if (c.foldable) Option(c.eval()) else None)
 
   private def wrongState(function: FunctionDef, sqlName: String, form: Form, got: Seq[DataType],
       ctx: BindContext): String = {
@@ -56,7 +75,8 @@ object Call {
     val example = Seq(Seq(DoubleType), Seq(DoubleType, DoubleType), Seq(LongType), Nil).iterator
       .flatMap(types => function.bind(types.map(Arg(_, nullable = true)), ctx).toOption).nextOption()
       .map(b => s", such as ${b.stateSchema.simpleString}").getOrElse("")
-    s"$sqlName expects one argument: a state of ${function.name} as $producer returns it$example; " +
+    s"$sqlName expects a state of ${function.name} as $producer returns it$example (then any constant " +
+      s"parameters of ${function.name}); " +
       s"got $sqlName${got.map(_.simpleString).mkString("(", ", ", ")")}"
   }
 }

@@ -2,16 +2,16 @@ package sparkagg.catalyst
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.expressions.{Expression, UnaryExpression}
+import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types.{DataType, NullType}
 import sparkagg.api.{BindContext, FunctionDef}
 
-/** `f_finalize(state)`: the value one stored state evaluates to; NULL for a NULL state. */
-case class FinalizeState(function: FunctionDef, sqlName: String, child: Expression, ctx: BindContext)
-  extends UnaryExpression with CodegenFallback {
+/** `f_finalize(state [, parameters])`: the value one stored state evaluates to; NULL for a NULL state. */
+case class FinalizeState(function: FunctionDef, sqlName: String, children: Seq[Expression], ctx: BindContext)
+  extends Expression with CodegenFallback {
 
-  @transient private lazy val invocation = Call.of(function, sqlName, Form.Finalize, Seq(child), ctx)
+  @transient private lazy val invocation = Call.of(function, sqlName, Form.Finalize, children, ctx)
   @transient private lazy val stateView = new RowValues
 
   override def checkInputDataTypes(): TypeCheckResult =
@@ -24,12 +24,17 @@ case class FinalizeState(function: FunctionDef, sqlName: String, child: Expressi
   override def nullable: Boolean = true
   override def prettyName: String = sqlName
 
-  override protected def nullSafeEval(state: Any): Any = {
-    val acc = invocation.toOption.get.newAccumulator()
-    stateView.row = state.asInstanceOf[InternalRow]
-    acc.merge(stateView)
-    acc.evaluate()
+  override def eval(input: InternalRow): Any = {
+    val state = children.head.eval(input)
+    if (state == null) null
+    else {
+      val acc = invocation.toOption.get.newAccumulator()
+      stateView.row = state.asInstanceOf[InternalRow]
+      acc.merge(stateView)
+      invocation.toOption.get.result(acc)
+    }
   }
 
-  override protected def withNewChildInternal(newChild: Expression): FinalizeState = copy(child = newChild)
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): FinalizeState =
+    copy(children = newChildren)
 }

@@ -27,7 +27,7 @@ object Registry {
     val builder = (children: Seq[Expression]) => {
       val ctx = BindContext(SQLConf.get.ansiEnabled)
       form match {
-        case Form.Finalize if children.size == 1 => FinalizeState(function, sqlName, children.head, ctx)
+        case Form.Finalize if children.nonEmpty => FinalizeState(function, sqlName, children, ctx)
         case Form.Finalize => throw SparkInternals.wrongNumberOfArguments(sqlName, 1, children.size)
         case _ => AccumulatorAggregate(function, sqlName, children, ctx, form)
       }
@@ -50,26 +50,31 @@ object Registry {
     val stateOf = s"${base}${Form.State.suffix}"
     val finalize = s"${base}${Form.Finalize.suffix}"
     val Call = """SELECT _FUNC_\((.+?)\) FROM (.+)""".r
-    def derived(make: (String, String) => String): Seq[(String, String)] =
-      doc.examples.collectFirst { case (Call(args, rest), result) if args != "*" => make(args, rest) -> result }.toSeq
+    // Constant arguments (string_agg's delimiter) are parameters, given to every form again.
+    def parameters(args: String): String =
+      args.split(", ").drop(1).filter(a => a.startsWith("'") || a.headOption.exists(_.isDigit)).map(", " + _).mkString
+    def derived(make: (String, String, String) => String): Seq[(String, String)] =
+      doc.examples.collectFirst {
+        case (Call(args, rest), result) if args != "*" => make(args, rest, parameters(args)) -> result
+      }.toSeq
     form match {
       case Form.Plain => doc
       case Form.State => FunctionDoc(
         s"_FUNC_(${argsOf(doc)}) - The state of $base over the rows, as a struct of its state fields, " +
           s"to store and merge later with ${base}_merge.", doc.arguments,
-        derived((a, rest) => s"SELECT $finalize(_FUNC_($a)) FROM $rest"))
+        derived((a, rest, p) => s"SELECT $finalize(_FUNC_($a)$p) FROM $rest"))
       case Form.Merge => FunctionDoc(
         s"_FUNC_(state) - Merges states made by $stateOf and returns the value of $base.",
         Seq("state" -> s"a struct as $stateOf returns it"),
-        derived((a, rest) => s"SELECT _FUNC_(s) FROM (SELECT $stateOf($a) AS s FROM $rest)"))
+        derived((a, rest, p) => s"SELECT _FUNC_(s$p) FROM (SELECT $stateOf($a) AS s FROM $rest)"))
       case Form.MergeState => FunctionDoc(
         s"_FUNC_(state) - Merges states made by $stateOf into one state (rollups of rollups).",
         Seq("state" -> s"a struct as $stateOf returns it"),
-        derived((a, rest) => s"SELECT $finalize(_FUNC_(s)) FROM (SELECT $stateOf($a) AS s FROM $rest)"))
+        derived((a, rest, p) => s"SELECT $finalize(_FUNC_(s$p)$p) FROM (SELECT $stateOf($a) AS s FROM $rest)"))
       case Form.Finalize => FunctionDoc(
         s"_FUNC_(state) - The value of $base for one state made by $stateOf; NULL for a NULL state.",
         Seq("state" -> s"a struct as $stateOf returns it"),
-        derived((a, rest) => s"SELECT _FUNC_($stateOf($a)) FROM $rest"))
+        derived((a, rest, p) => s"SELECT _FUNC_($stateOf($a)$p) FROM $rest"))
     }
   }
 

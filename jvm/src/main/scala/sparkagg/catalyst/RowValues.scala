@@ -1,9 +1,10 @@
 package sparkagg.catalyst
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.util.ArrayData
 import org.apache.spark.sql.types.{DataType, Decimal}
 import org.apache.spark.unsafe.types.UTF8String
-import sparkagg.api.Values
+import sparkagg.api.{ListValues, Values}
 
 /** The api's [[Values]] over a Catalyst row; one instance is re-pointed at each row. */
 final class RowValues extends Values {
@@ -22,6 +23,18 @@ final class RowValues extends Values {
   def getUTF8String(i: Int): UTF8String = row.getUTF8String(i)
   def getBinary(i: Int): Array[Byte] = row.getBinary(i)
   def get(i: Int, dataType: DataType): AnyRef = row.get(i, dataType)
+  def copy(i: Int, dataType: DataType): AnyRef = InternalRow.copyValue(row.get(i, dataType)).asInstanceOf[AnyRef]
+  def getList(i: Int): ListValues = new ArrayValues(row.getArray(i))
+}
+
+/** The api's [[ListValues]] over Catalyst's ArrayData. */
+final class ArrayValues(array: ArrayData) extends ListValues {
+  def numElements: Int = array.numElements()
+  def isNullAt(j: Int): Boolean = array.isNullAt(j)
+  def getLong(j: Int): Long = array.getLong(j)
+  def getDouble(j: Int): Double = array.getDouble(j)
+  def copy(j: Int, elementType: DataType): AnyRef =
+    InternalRow.copyValue(array.get(j, elementType)).asInstanceOf[AnyRef]
 }
 
 object RowValues {
@@ -49,4 +62,7 @@ final class ColumnValues(ordinals: Array[Int]) extends Values {
   def getUTF8String(i: Int): UTF8String = row.getUTF8String(ordinals(i))
   def getBinary(i: Int): Array[Byte] = row.getBinary(ordinals(i))
   def get(i: Int, dataType: DataType): AnyRef = row.get(ordinals(i), dataType)
+  def copy(i: Int, dataType: DataType): AnyRef =
+    InternalRow.copyValue(row.get(ordinals(i), dataType)).asInstanceOf[AnyRef]
+  def getList(i: Int): ListValues = new ArrayValues(row.getArray(ordinals(i)))
 }

@@ -3,7 +3,7 @@ package sparkagg.catalyst
 import java.nio.ByteBuffer
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.unsafe.Platform
 
@@ -23,8 +23,8 @@ final class StateCodec(functionName: String, schema: StructType) {
   private val fixedWidth = UnsafeRow.calculateBitSetWidthInBytes(schema.length) + 8 * schema.length
   private val variableFields = schema.fields.indices.filterNot(i => UnsafeRow.isFixedLength(schema(i).dataType))
 
-  def encode(state: Array[Any]): Array[Byte] = {
-    val row = toUnsafe(new GenericInternalRow(state.asInstanceOf[Array[Any]]))
+  def encode(state: InternalRow): Array[Byte] = {
+    val row = toUnsafe(state)
     val out = new Array[Byte](HeaderSize + row.getSizeInBytes)
     ByteBuffer.wrap(out).put(Magic).put(Version).putInt(fingerprint)
     row.writeToMemory(out, Platform.BYTE_ARRAY_OFFSET + HeaderSize)

@@ -9,7 +9,8 @@ object Functions {
     BitAnd, BitOr, BitXor, BoolAnd, BoolOr,
     VarSamp, VarPop, Stddev, StddevPop,
     CovarSamp, CovarPop, Corr,
-    RegrSlope, RegrIntercept, RegrCount, RegrR2, RegrAvgx, RegrAvgy, RegrSxx, RegrSyy, RegrSxy)
+    RegrSlope, RegrIntercept, RegrCount, RegrR2, RegrAvgx, RegrAvgy, RegrSxx, RegrSyy, RegrSxy,
+    ArrayAgg, StringAgg, Median)
 
   def byName(name: String): Option[FunctionDef] =
     all.find(f => f.name == name || f.aliases.contains(name))

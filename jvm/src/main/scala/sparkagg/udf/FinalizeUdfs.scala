@@ -4,7 +4,7 @@ import org.apache.spark.sql.Row
 import org.apache.spark.sql.api.java.UDF1
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.types.StructType
-import sparkagg.api.{Accumulator, Arg, BindContext, FunctionDef, StateShapes}
+import sparkagg.api.{Accumulator, BindContext, FunctionDef, StateShapes}
 import sparkagg.catalyst.RowValues
 import sparkagg.functions._
 
@@ -33,9 +33,9 @@ abstract class FinalizeUdf[R](function: FunctionDef) extends Serializable {
 
   private def bind(stateSchema: StructType): Unit = {
     val ctx = BindContext(failOnOverflow = true)
-    val types = StateShapes.argumentsFor(function, stateSchema, ctx).getOrElse(throw new IllegalArgumentException(
+    val args = StateShapes.argumentsFor(function, stateSchema, ctx).getOrElse(throw new IllegalArgumentException(
       s"${getClass.getSimpleName}: ${stateSchema.simpleString} is not a state of ${function.name}"))
-    val bound = function.bind(types.map(Arg(_, nullable = true)), ctx).toOption.get
+    val bound = function.bind(args, ctx).toOption.get
     val toInternal = CatalystTypeConverters.createToCatalystConverter(stateSchema)
     val toExternal = CatalystTypeConverters.createToScalaConverter(bound.returnType)
     val view = new RowValues
@@ -43,7 +43,7 @@ abstract class FinalizeUdf[R](function: FunctionDef) extends Serializable {
       val acc: Accumulator = bound.newAccumulator()
       view.row = toInternal(row).asInstanceOf[InternalRow]
       acc.merge(view)
-      toExternal(acc.evaluate())
+      toExternal(sparkagg.catalyst.Call.toCatalyst(acc.evaluate(), bound.returnType))
     }
     schema = stateSchema
   }

@@ -246,7 +246,7 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
   private var added = 0
   private var removed = 0
   // Two stacks, for functions without retract: front states of rows [removed, frontEnd), back from frontEnd.
-  private var frontStates: Array[Array[Any]] = Array.empty
+  private var frontStates: Array[InternalRow] = Array.empty
   private var frontStart = 0
   private var frontEnd = 0
 
@@ -271,7 +271,7 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
         while (added < end) { view.row = arguments(entering.next()); acc.update(view); added += 1 }
         while (removed < begin) { view.row = arguments(leaving.next()); acc.retract(view); removed += 1 }
         if (acc.needsRebuild) acc = accumulate(begin, end)
-        acc.evaluate()
+        frame.function.resultOf(acc)
       } else slideOnTwoStacks(begin, end)
     } catch { case e: ArithmeticException => throw frame.function.rethrow(e) }
   }
@@ -279,26 +279,26 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
   private def slideOnTwoStacks(begin: Int, end: Int): Any = {
     while (added < end) { view.row = arguments(entering.next()); acc.update(view); added += 1 }
     val result = frame.function.newSlidingAccumulator()
-    if (begin >= end) return result.evaluate()
+    if (begin >= end) return frame.function.resultOf(result)
     if (begin >= frontEnd) rebuildFront(begin)
     removed = math.max(removed, begin)
-    if (removed < frontEnd) result.merge(RowValues.of(new GenericInternalRow(frontStates(removed - frontStart))))
-    if (frontEnd < added) result.merge(RowValues.of(new GenericInternalRow(acc.state())))
-    result.evaluate()
+    if (removed < frontEnd) result.merge(RowValues.of(frontStates(removed - frontStart)))
+    if (frontEnd < added) result.merge(RowValues.of(frame.function.stateRow(acc.state())))
+    frame.function.resultOf(result)
   }
 
   /** Moves rows [from, added) from the back to the front, as suffix states; the back starts empty. */
   private def rebuildFront(from: Int): Unit = {
     val rows = buffer.generateIterator(from)
     val args = Array.fill(added - from)(arguments(rows.next()).copy())
-    frontStates = new Array[Array[Any]](args.length)
+    frontStates = new Array[InternalRow](args.length)
     var k = args.length - 1
     while (k >= 0) {
       val suffix = frame.function.newSlidingAccumulator()
-      if (k + 1 < args.length) suffix.merge(RowValues.of(new GenericInternalRow(frontStates(k + 1))))
+      if (k + 1 < args.length) suffix.merge(RowValues.of(frontStates(k + 1)))
       view.row = args(k)
       suffix.update(view)
-      frontStates(k) = suffix.state()
+      frontStates(k) = frame.function.stateRow(suffix.state())
       k -= 1
     }
     frontStart = from

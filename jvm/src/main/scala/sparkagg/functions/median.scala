@@ -1,0 +1,132 @@
+package sparkagg.functions
+
+import java.math.{BigDecimal => JBigDecimal, RoundingMode}
+
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.spark.sql.types._
+import sparkagg.api._
+
+/**
+ * median(x): the middle non-NULL value, of the input type; with an even count the two middle values
+ * averaged in that type (integers and decimals truncate toward zero: median{1, 2} = 1). Floats sort with
+ * NaN greatest. NULL on empty input. DISTINCT comes from Spark's DISTINCT keyword. State: median, the
+ * list of values (primitive arrays for numbers, so a group of millions of values stays compact).
+ */
+object Median extends FunctionDef {
+  val name = "median"
+  val signature = s"(${Types.Numeric}) -> same type"
+  val doc = FunctionDoc(
+    usage = "_FUNC_(expr) - The median of the non-NULL values of expr, in its type.",
+    arguments = Seq("expr" -> Types.Numeric),
+    examples = Seq(
+      "SELECT _FUNC_(col) FROM VALUES (1), (2), (9) AS tab(col)" -> "2",
+      "SELECT _FUNC_(col) FROM VALUES (1), (2) AS tab(col)" -> "1",
+      "SELECT _FUNC_(col) FROM VALUES (1.0D), (2.0D), (NULL) AS tab(col)" -> "1.5"))
+
+  def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
+    case Seq(t) if Types.isNumeric(t) =>
+      val state = StructType(Seq(StructField(name, ArrayType(t, containsNull = true))))
+      Right(Bound(t, state, () => t match {
+        case d: DecimalType => new DecimalMedianAccumulator(d)
+        case FloatType | DoubleType => new DoubleMedianAccumulator(new ValueKind.DoubleLike(t))
+        case _ => new LongMedianAccumulator(new ValueKind.LongLike(t))
+      }))
+    case _ => Left(s"expects one argument of type ${Types.Numeric}")
+  }
+
+  /** (a + b) / 2 truncated toward zero, without overflowing. */
+  private[functions] def truncatedMean(a: Long, b: Long): Long = {
+    val sum = a + b
+    if (((a ^ sum) & (b ^ sum)) < 0) ((BigInt(a) + BigInt(b)) / 2).toLong else sum / 2
+  }
+}
+
+/** A growable primitive array: no object per value. */
+private[functions] final class GrowableLongs {
+  var values = new Array[Long](16)
+  var length = 0
+  def add(v: Long): Unit = {
+    if (length == values.length) values = java.util.Arrays.copyOf(values, length * 2)
+    values(length) = v
+    length += 1
+  }
+  def sorted: Array[Long] = { val a = java.util.Arrays.copyOf(values, length); java.util.Arrays.sort(a); a }
+}
+
+private[functions] final class GrowableDoubles {
+  var values = new Array[Double](16)
+  var length = 0
+  def add(v: Double): Unit = {
+    if (length == values.length) values = java.util.Arrays.copyOf(values, length * 2)
+    values(length) = v
+    length += 1
+  }
+  // Arrays.sort orders doubles as Double.compare does: NaN greatest, -0.0 before 0.0.
+  def sorted: Array[Double] = { val a = java.util.Arrays.copyOf(values, length); java.util.Arrays.sort(a); a }
+}
+
+final class LongMedianAccumulator(kind: ValueKind.LongLike) extends Accumulator {
+  private val values = new GrowableLongs
+
+  def update(args: Values): Unit = if (!args.isNullAt(0)) values.add(kind.readLong(args, 0))
+  def merge(state: Values): Unit = if (!state.isNullAt(0)) {
+    val list = state.getList(0)
+    var j = 0
+    while (j < list.numElements) { if (!list.isNullAt(j)) values.add(list.copy(j, kind.dataType).asInstanceOf[Number].longValue); j += 1 }
+  }
+  def state(): Array[Any] = Array(Array.tabulate[Any](values.length)(j => kind.box(values.values(j))))
+  def evaluate(): Any =
+    if (values.length == 0) null
+    else {
+      val a = values.sorted
+      val n = a.length
+      kind.box(if (n % 2 == 1) a(n / 2) else Median.truncatedMean(a(n / 2 - 1), a(n / 2)))
+    }
+  def size: Long = 48 + 8L * values.values.length
+}
+
+final class DoubleMedianAccumulator(kind: ValueKind.DoubleLike) extends Accumulator {
+  private val values = new GrowableDoubles
+
+  def update(args: Values): Unit = if (!args.isNullAt(0)) values.add(kind.readDouble(args, 0))
+  def merge(state: Values): Unit = if (!state.isNullAt(0)) {
+    val list = state.getList(0)
+    var j = 0
+    while (j < list.numElements) { if (!list.isNullAt(j)) values.add(list.copy(j, kind.dataType).asInstanceOf[Number].doubleValue); j += 1 }
+  }
+  def state(): Array[Any] = Array(Array.tabulate[Any](values.length)(j => kind.box(values.values(j))))
+  def evaluate(): Any =
+    if (values.length == 0) null
+    else {
+      val a = values.sorted
+      val n = a.length
+      kind.box(if (n % 2 == 1) a(n / 2) else (a(n / 2 - 1) + a(n / 2)) / 2)
+    }
+  def size: Long = 48 + 8L * values.values.length
+}
+
+final class DecimalMedianAccumulator(t: DecimalType) extends Accumulator {
+  private val values = new ArrayBuffer[Decimal]
+
+  def update(args: Values): Unit = if (!args.isNullAt(0)) values += args.getDecimal(0, t.precision, t.scale).clone()
+  def merge(state: Values): Unit = if (!state.isNullAt(0)) {
+    val list = state.getList(0)
+    var j = 0
+    while (j < list.numElements) { if (!list.isNullAt(j)) values += list.copy(j, t).asInstanceOf[Decimal]; j += 1 }
+  }
+  def state(): Array[Any] = Array(values.toArray[Any])
+  def evaluate(): Any =
+    if (values.isEmpty) null
+    else {
+      val a = values.sorted
+      val n = a.length
+      if (n % 2 == 1) a(n / 2)
+      else {
+        val mean = a(n / 2 - 1).toJavaBigDecimal.add(a(n / 2).toJavaBigDecimal)
+          .divide(JBigDecimal.valueOf(2), t.scale, RoundingMode.DOWN)
+        Decimal(mean, t.precision, t.scale)
+      }
+    }
+  def size: Long = 48 + 64L * values.length
+}
