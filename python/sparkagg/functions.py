@@ -20,6 +20,7 @@ __all__ = [
     "var_samp", "var_pop", "stddev", "stddev_pop", "covar_samp", "covar_pop", "corr",
     "regr_slope", "regr_intercept", "regr_count", "regr_r2", "regr_avgx", "regr_avgy",
     "regr_sxx", "regr_syy", "regr_sxy",
+    "array_agg", "string_agg", "median",
     "use_prefix",
 ]
 
@@ -296,3 +297,34 @@ def regr_sxy(y, x) -> Column:
     4.333333333333
     """
     return _call("regr_sxy", y, x)
+
+
+def array_agg(col) -> Column:
+    """The values, NULLs kept, as an array; NULL (not []) when there are no rows.
+
+    >>> df = spark.createDataFrame([(1,), (None,), (1,)], "x int")
+    >>> sorted(df.select(array_agg("x")).first()[0], key=lambda v: (v is None, v))
+    [1, 1, None]
+    """
+    return _call("array_agg", col)
+
+
+def string_agg(col, delimiter: str) -> Column:
+    """The non-NULL strings joined by ``delimiter`` (a constant); NULL when there are none.
+
+    >>> df = spark.createDataFrame([("a",), (None,), ("a",)], "s string")
+    >>> df.select(string_agg("s", "-").alias("j")).first()
+    Row(j='a-a')
+    """
+    return _call("string_agg", col, F.lit(delimiter))
+
+
+def median(col) -> Column:
+    """The median, in the input type: with an even count the two middle values averaged in that type
+    (integers and decimals truncate toward zero).
+
+    >>> df = spark.createDataFrame([(1,), (2,), (None,)], "x int")
+    >>> df.select(median("x").alias("m")).first()
+    Row(m=1)
+    """
+    return _call("median", col)
