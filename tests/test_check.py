@@ -31,13 +31,18 @@ DATA = f"VALUES {', '.join(ROWS)} AS t(k, x, d, b, y, g)"
 ONE_ARG = {"count": "x", "sum": "x", "avg": "d", "mean": "x", "min": "d", "max": "d", "bit_and": "x",
            "bit_or": "x", "bit_xor": "x", "bool_and": "b", "bool_or": "b", "var": "x", "var_samp": "d",
            "var_pop": "x", "var_sample": "x", "var_population": "x", "stddev": "x", "stddev_samp": "x",
-           "stddev_pop": "x"}
+           "stddev_pop": "x", "median": "d"}
+# Unordered array_agg / string_agg give their elements in an order partitioning chooses, which check()
+# compares as given; they are checked against DataFusion as multisets in test_oracle.py instead.
+ORDER_SENSITIVE = {"array_agg", "string_agg"}
 
 
 def calls() -> list[str]:
     """One call of every registered reference function (aliases included) over DATA's columns."""
     out = []
     for name in reference.names():
+        if name in ORDER_SENSITIVE:
+            continue
         if name in ONE_ARG:
             out.append(f"df_{name}({ONE_ARG[name]})")
         else:  # (y, x) functions
@@ -63,7 +68,7 @@ def test_every_registered_function_has_a_reference_twin(spark):
 
 
 def test_every_reference_function_is_checked_here(spark):
-    checked = {c.split("(")[0] for c in calls()}
+    checked = {c.split("(")[0] for c in calls()} | {f"df_{n}" for n in ORDER_SENSITIVE}
     assert set(registered(spark)) <= checked
 
 

@@ -292,6 +292,18 @@ def _columns(table: pa.Table) -> list[pa.Array]:
     return [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in table.columns]
 
 
+def _with_parameters(name: str, args: list[pa.Array]):
+    """The model of ``name`` with its literal parameters bound: string_agg's delimiter, which Spark's
+    projection hands over as a constant column."""
+    function = functions.get(name)
+    if name == "string_agg" and len(args) == 2:
+        delimiters = set(args[1].to_pylist())
+        if len(delimiters) > 1:
+            raise UnsupportedQuery("string_agg's delimiter must be a constant")
+        function = function.bind(delimiter=delimiters.pop() if delimiters else "")
+    return function
+
+
 def model_rows(spark, query: Query, ansi: bool, seed: int = 0, partitions: int = 3,
                models: dict[str, str] | None = None) -> list[tuple]:
     """The query's result rows as the reference model computes them from Spark's projection.
@@ -353,12 +365,13 @@ def model_rows(spark, query: Query, ansi: bool, seed: int = 0, partitions: int =
         taken = pa.array(selected, pa.int64())
         args = [columns[c].take(taken) for c in arg_cols]
         group_keys = pa.array([group_of_row[r] for r in selected], pa.int64()) if grouped else None
+        function = _with_parameters(name, args)
         by_group = drivers.aggregate_groups(
-            name, [a.type for a in args], args, keys=group_keys, partitions=partitions, seed=seed,
+            function, [a.type for a in args], args, keys=group_keys, partitions=partitions, seed=seed,
             ansi=ansi, num_rows=len(selected))
         empty = None
         if grouped and len(by_group) < groups:  # every row filtered out of some group: its empty value
-            accumulator = functions.get(name).groups([a.type for a in args], ansi)
+            accumulator = function.groups([a.type for a in args], ansi)
             accumulator.update_batch([a.slice(0, 0) for a in args] or [pa.array([], pa.int64())], [], None, 1)
             empty = accumulator.evaluate().to_pylist()[0]
         results[i] = [by_group.get(g, empty) for g in range(groups)] if grouped else [by_group[None]]

@@ -4,7 +4,8 @@ It restates DataFusion's ``Accumulator`` model (update_batch, state, merge_batch
 retract_batch) function by function, so the JVM implementation and the DataFusion oracle can both be
 checked against something small enough to read. ``functions`` has count, sum, avg, min, max and the
 registry; ``bitwise`` bit_and/or/xor and bool_and/or; ``moments`` variance, stddev, covar, corr and
-regr_* on one shared Welford state. Importing the package registers all of them.
+regr_* on one shared Welford state; ``listagg`` array_agg, string_agg (its delimiter literal bound
+with ``get("string_agg").bind(delimiter=",")``) and median. Importing the package registers all.
 
 ``groups`` restates ``GroupsAccumulator`` (all groups of a hash aggregation in one object), ``EmitTo``
 and ``NullState``; ``native_groups`` has native GroupsAccumulators, and every function has
@@ -45,6 +46,7 @@ from .groups import (
     NativeGroupsAccumulator,
     NullState,
 )
+from .listagg import ArrayAggAccumulator, MedianAccumulator, StringAggAccumulator
 from .moments import (
     CoMoments,
     CorrelationAccumulator,
@@ -64,6 +66,7 @@ from .native_groups import (
 __all__ = [
     "Accumulator",
     "AggregateFunction",
+    "ArrayAggAccumulator",
     "AvgGroupsAccumulator",
     "BitwiseGroupsAccumulator",
     "CountGroupsAccumulator",
@@ -81,9 +84,11 @@ __all__ = [
     "CorrelationAccumulator",
     "CovarianceAccumulator",
     "CountAccumulator",
+    "MedianAccumulator",
     "MinMaxAccumulator",
     "RegrAccumulator",
     "SlidingMinMaxAccumulator",
+    "StringAggAccumulator",
     "SumAccumulator",
     "VarianceAccumulator",
     "aggregate",

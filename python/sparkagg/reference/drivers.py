@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from .accumulator import Accumulator
-from .functions import get
+from .functions import AggregateFunction, get
 from .groups import EmitTo, GroupsAccumulator
 
 # Batches here are tiny and sometimes empty so that small inputs still cross many boundaries.
@@ -28,7 +28,7 @@ EARLY_EMIT_CHANCE = 0.25
 
 
 def aggregate(
-    name: str,
+    name: str | AggregateFunction,
     arg_types: Sequence[pa.DataType],
     columns: Sequence[pa.Array],
     keys: pa.Array | None = None,
@@ -87,7 +87,7 @@ def aggregate(
 
 
 def aggregate_groups(
-    name: str,
+    name: str | AggregateFunction,
     arg_types: Sequence[pa.DataType],
     columns: Sequence[pa.Array],
     keys: pa.Array | None = None,
@@ -196,7 +196,7 @@ def aggregate_groups(
 
 
 def sliding(
-    name: str,
+    name: str | AggregateFunction,
     arg_types: Sequence[pa.DataType],
     columns: Sequence[pa.Array],
     preceding: int,

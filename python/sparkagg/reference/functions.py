@@ -481,6 +481,7 @@ class AggregateFunction:
         self._accumulator = accumulator
         self._sliding = sliding or accumulator
         self._options = options
+        self._bound: dict[str, Any] = {}  # the options ``bind`` added (shown by repr)
         # A native GroupsAccumulator class (``native_groups`` attaches them), or None: the adapter.
         self.groups_accumulator: type[GroupsAccumulator] | None = None
 
@@ -509,8 +510,18 @@ class AggregateFunction:
     def state_fields(self, arg_types: DataTypes) -> StateFields:
         return self._accumulator.state_fields(list(arg_types), **self._options)
 
+    def bind(self, **options: Any) -> AggregateFunction:
+        """This function with literal arguments bound (string_agg's ``delimiter``): every accumulator
+        it makes, Partial and Final alike, gets them, as DataFusion hands each accumulator the
+        literal. ``get`` and the drivers take the bound function wherever they take a name."""
+        bound = AggregateFunction(self.name, self._accumulator, self._sliding, **{**self._options, **options})
+        bound.groups_accumulator = self.groups_accumulator
+        bound._bound = {**self._bound, **options}
+        return bound
+
     def __repr__(self) -> str:
-        return f"AggregateFunction({self.name!r})"
+        bound = "".join(f", {k}={v!r}" for k, v in self._bound.items())
+        return f"AggregateFunction({self.name!r}{bound})"
 
 
 _AVG = AggregateFunction("avg", AvgAccumulator)
@@ -534,8 +545,11 @@ def register(functions: dict[str, AggregateFunction]) -> None:
         REGISTRY[name] = function
 
 
-def get(name: str) -> AggregateFunction:
-    """The function registered as ``name`` (aliases included)."""
+def get(name: str | AggregateFunction) -> AggregateFunction:
+    """The function registered as ``name`` (aliases included); a function itself (one with bound
+    literals, see ``AggregateFunction.bind``) is returned as it is."""
+    if isinstance(name, AggregateFunction):
+        return name
     try:
         return REGISTRY[name]
     except KeyError:

@@ -143,7 +143,7 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
     val dir = java.nio.file.Files.createTempDirectory("sparkagg-states").toString
     val calls = Seq("count(i)", "sum(l)", "sum(m)", "avg(d)", "avg(m)", "min(s)", "max(dt)", "bit_xor(i)",
       "bool_and(b)", "var_samp(d)", "stddev_pop(l)", "covar_samp(d, l)", "corr(d, l)", "regr_slope(d, l)",
-      "regr_count(d, i)")
+      "regr_count(d, i)", "median(i)", "median(m)")
     def name(c: String) = c.takeWhile(_ != '(')
     def args(c: String) = c.dropWhile(_ != '(')
     val days = spark.sql("SELECT *, CAST(l % 90 AS INT) AS day FROM t")

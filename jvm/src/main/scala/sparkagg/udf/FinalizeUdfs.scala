@@ -77,3 +77,6 @@ class RegrAvgyFinalize extends FinalizeUdf[java.lang.Double](RegrAvgy) with UDF1
 class RegrSxxFinalize extends FinalizeUdf[java.lang.Double](RegrSxx) with UDF1[Row, java.lang.Double]
 class RegrSyyFinalize extends FinalizeUdf[java.lang.Double](RegrSyy) with UDF1[Row, java.lang.Double]
 class RegrSxyFinalize extends FinalizeUdf[java.lang.Double](RegrSxy) with UDF1[Row, java.lang.Double]
+class ArrayAggFinalize extends FinalizeUdf[AnyRef](ArrayAgg) with UDF1[Row, AnyRef]
+class MedianFinalize extends FinalizeUdf[AnyRef](Median) with UDF1[Row, AnyRef]
+// string_agg has none: its delimiter is not in its state; df_string_agg_finalize(state, delimiter) is.
