@@ -31,7 +31,7 @@ DATA = f"VALUES {', '.join(ROWS)} AS t(k, x, d, b, y, g)"
 ONE_ARG = {"count": "x", "sum": "x", "avg": "d", "mean": "x", "min": "d", "max": "d", "bit_and": "x",
            "bit_or": "x", "bit_xor": "x", "bool_and": "b", "bool_or": "b", "var": "x", "var_samp": "d",
            "var_pop": "x", "var_sample": "x", "var_population": "x", "stddev": "x", "stddev_samp": "x",
-           "stddev_pop": "x", "median": "d"}
+           "stddev_pop": "x", "median": "d", "approx_distinct": "x"}
 # Unordered array_agg / string_agg give their elements in an order partitioning chooses, which check()
 # compares as given; they are checked against DataFusion as multisets in test_oracle.py instead.
 ORDER_SENSITIVE = {"array_agg", "string_agg"}

@@ -20,7 +20,7 @@ __all__ = [
     "var_samp", "var_pop", "stddev", "stddev_pop", "covar_samp", "covar_pop", "corr",
     "regr_slope", "regr_intercept", "regr_count", "regr_r2", "regr_avgx", "regr_avgy",
     "regr_sxx", "regr_syy", "regr_sxy",
-    "array_agg", "string_agg", "median",
+    "array_agg", "string_agg", "median", "approx_distinct",
     "use_prefix",
 ]
 
@@ -328,3 +328,14 @@ def median(col) -> Column:
     Row(m=1)
     """
     return _call("median", col)
+
+
+def approx_distinct(col) -> Column:
+    """An estimate of the number of distinct non-NULL values (HyperLogLog, p = 14, about 0.8% standard
+    error); 0 on empty input. Integers, dates, timestamps, strings and binary.
+
+    >>> df = spark.createDataFrame([(1,), (2,), (2,), (None,)], "x int")
+    >>> df.select(approx_distinct("x").alias("n")).first()
+    Row(n=2)
+    """
+    return _call("approx_distinct", col)

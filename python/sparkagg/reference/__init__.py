@@ -27,6 +27,7 @@ and ``NullState``; ``native_groups`` has native GroupsAccumulators, and every fu
 from __future__ import annotations
 
 from .accumulator import Accumulator
+from .approx_distinct import ApproxDistinctAccumulator  # noqa: F401  (registers approx_distinct)
 from .bitwise import BitwiseAccumulator
 from .drivers import aggregate, aggregate_groups, sliding
 from .functions import (

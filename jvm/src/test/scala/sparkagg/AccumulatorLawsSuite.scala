@@ -31,7 +31,8 @@ class AccumulatorLawsSuite extends AnyFunSuite {
       Seq(DoubleType, IntegerType, DecimalType(10, 2)).flatMap(t => moments.map(_ -> Seq(t))) ++
       pairMoments.map(_ -> Seq(DoubleType, IntegerType)) ++
       numeric.map(Median -> Seq(_)) ++
-      Seq(LongType, DoubleType, StringType, DecimalType(10, 2), BinaryType).map(ArrayAgg -> Seq(_))
+      Seq(LongType, DoubleType, StringType, DecimalType(10, 2), BinaryType).map(ArrayAgg -> Seq(_)) ++
+      Seq(IntegerType, LongType, StringType, BinaryType, DateType).map(ApproxDistinct -> Seq(_))
 
   // Welford never recovers from a NaN or infinity it has seen (it asks to be rebuilt instead, which
   // WindowSuite covers), so retract is checked on finite data.
