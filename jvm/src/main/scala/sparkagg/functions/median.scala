@@ -29,8 +29,7 @@ object Median extends FunctionDef {
       val state = StructType(Seq(StructField(name, ArrayType(t, containsNull = true))))
       Right(Bound(t, state, () => t match {
         case d: DecimalType => new DecimalMedianAccumulator(d)
-        case FloatType | DoubleType => new DoubleMedianAccumulator(new ValueKind.DoubleLike(t))
-        case _ => new LongMedianAccumulator(new ValueKind.LongLike(t))
+        case _ => new MedianAccumulator(ValueKind.of(t))
       }))
     case _ => Left(s"expects one argument of type ${Types.Numeric}")
   }
@@ -54,56 +53,60 @@ private[functions] final class GrowableLongs {
   def sorted: Array[Long] = { val a = java.util.Arrays.copyOf(values, length); java.util.Arrays.sort(a); a }
 }
 
-private[functions] final class GrowableDoubles {
-  var values = new Array[Double](16)
-  var length = 0
-  def add(v: Double): Unit = {
-    if (length == values.length) values = java.util.Arrays.copyOf(values, length * 2)
-    values(length) = v
-    length += 1
-  }
-  // Arrays.sort orders doubles as Double.compare does: NaN greatest, -0.0 before 0.0.
-  def sorted: Array[Double] = { val a = java.util.Arrays.copyOf(values, length); java.util.Arrays.sort(a); a }
-}
-
-final class LongMedianAccumulator(kind: ValueKind.LongLike) extends Accumulator {
+/**
+ * median over integers and floats, kept as longs that sort as the values do: integers as they are,
+ * doubles as their bits with the magnitude flipped for negatives, which orders them as Double.compare
+ * does (NaN greatest, -0.0 before 0.0) and maps back exactly.
+ */
+final class MedianAccumulator(kind: ValueKind) extends Accumulator {
   private val values = new GrowableLongs
+  private val floating = kind.isInstanceOf[ValueKind.DoubleLike]
 
-  def update(args: Values): Unit = if (!args.isNullAt(0)) values.add(kind.readLong(args, 0))
+  private def encode(d: Double): Long = MedianAccumulator.sortable(java.lang.Double.doubleToLongBits(d))
+  private def encode(v: Values, i: Int): Long = kind match {
+    case k: ValueKind.DoubleLike => encode(k.readDouble(v, i))
+    case k: ValueKind.LongLike => k.readLong(v, i)
+    case _ => throw new IllegalStateException(s"median over ${kind.dataType}")
+  }
+  private def decode(x: Long): Double = java.lang.Double.longBitsToDouble(MedianAccumulator.sortable(x))
+  private def box(x: Long): Any = kind match {
+    case k: ValueKind.DoubleLike => k.box(decode(x))
+    case k: ValueKind.LongLike => k.box(x)
+    case _ => null
+  }
+
+  def update(args: Values): Unit = if (!args.isNullAt(0)) values.add(encode(args, 0))
+
   def merge(state: Values): Unit = if (!state.isNullAt(0)) {
     val list = state.getList(0)
     var j = 0
-    while (j < list.numElements) { if (!list.isNullAt(j)) values.add(list.copy(j, kind.dataType).asInstanceOf[Number].longValue); j += 1 }
+    while (j < list.numElements) {
+      if (!list.isNullAt(j)) {
+        val x = list.copy(j, kind.dataType).asInstanceOf[Number]
+        values.add(if (floating) encode(x.doubleValue) else x.longValue)
+      }
+      j += 1
+    }
   }
-  def state(): Array[Any] = Array(Array.tabulate[Any](values.length)(j => kind.box(values.values(j))))
+
+  def state(): Array[Any] = Array(Array.tabulate[Any](values.length)(j => box(values.values(j))))
+
   def evaluate(): Any =
     if (values.length == 0) null
     else {
       val a = values.sorted
       val n = a.length
-      kind.box(if (n % 2 == 1) a(n / 2) else Median.truncatedMean(a(n / 2 - 1), a(n / 2)))
+      if (n % 2 == 1) box(a(n / 2))
+      else if (floating) kind.asInstanceOf[ValueKind.DoubleLike].box((decode(a(n / 2 - 1)) + decode(a(n / 2))) / 2)
+      else box(Median.truncatedMean(a(n / 2 - 1), a(n / 2)))
     }
+
   def size: Long = 48 + 8L * values.values.length
 }
 
-final class DoubleMedianAccumulator(kind: ValueKind.DoubleLike) extends Accumulator {
-  private val values = new GrowableDoubles
-
-  def update(args: Values): Unit = if (!args.isNullAt(0)) values.add(kind.readDouble(args, 0))
-  def merge(state: Values): Unit = if (!state.isNullAt(0)) {
-    val list = state.getList(0)
-    var j = 0
-    while (j < list.numElements) { if (!list.isNullAt(j)) values.add(list.copy(j, kind.dataType).asInstanceOf[Number].doubleValue); j += 1 }
-  }
-  def state(): Array[Any] = Array(Array.tabulate[Any](values.length)(j => kind.box(values.values(j))))
-  def evaluate(): Any =
-    if (values.length == 0) null
-    else {
-      val a = values.sorted
-      val n = a.length
-      kind.box(if (n % 2 == 1) a(n / 2) else (a(n / 2 - 1) + a(n / 2)) / 2)
-    }
-  def size: Long = 48 + 8L * values.values.length
+object MedianAccumulator {
+  /** Bits that sort as the doubles do, and back (the map is its own inverse). */
+  def sortable(bits: Long): Long = bits ^ ((bits >> 63) & Long.MaxValue)
 }
 
 final class DecimalMedianAccumulator(t: DecimalType) extends Accumulator {

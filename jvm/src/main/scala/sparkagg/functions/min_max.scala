@@ -43,6 +43,7 @@ object Max extends MinMax("max", isMax = true,
 
 /** How values of one Spark type are read, boxed and ordered; chosen once per call, not per row. */
 private[functions] sealed trait ValueKind {
+  def dataType: DataType
   def read(v: Values, i: Int): AnyRef
   def ordering: Comparator[AnyRef]
 }
