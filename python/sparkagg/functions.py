@@ -20,7 +20,7 @@ __all__ = [
     "var_samp", "var_pop", "stddev", "stddev_pop", "covar_samp", "covar_pop", "corr",
     "regr_slope", "regr_intercept", "regr_count", "regr_r2", "regr_avgx", "regr_avgy",
     "regr_sxx", "regr_syy", "regr_sxy",
-    "array_agg", "string_agg", "median", "approx_distinct",
+    "array_agg", "string_agg", "median", "approx_distinct", "percentile_cont",
     "use_prefix",
 ]
 
@@ -339,3 +339,14 @@ def approx_distinct(col) -> Column:
     Row(n=2)
     """
     return _call("approx_distinct", col)
+
+
+def percentile_cont(col, p: float, descending: bool = False) -> Column:
+    """The ``p``-th percentile of the non-NULL values, interpolated linearly at index p * (n - 1): SQL's
+    ``percentile_cont(p) WITHIN GROUP (ORDER BY col [DESC])``, a double.
+
+    >>> df = spark.createDataFrame([(0,), (10,), (20,), (30,)], "x int")
+    >>> df.select(percentile_cont("x", 0.25).alias("q"), percentile_cont("x", 0.25, descending=True).alias("d")).first()
+    Row(q=7.5, d=22.5)
+    """
+    return _call("percentile_cont", col, F.lit(float(p)), F.lit(bool(descending)))

@@ -146,7 +146,7 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
       "stddev_pop(l)", "covar_samp(d, l)", "covar_pop(l, i)", "corr(d, l)", "regr_slope(d, l)",
       "regr_intercept(d, l)", "regr_count(d, i)", "regr_r2(d, l)", "regr_avgx(d, l)", "regr_avgy(d, l)",
       "regr_sxx(d, l)", "regr_syy(d, l)", "regr_sxy(d, l)", "median(i)", "median(m)", "array_agg(s)",
-      "string_agg(s, '|')", "approx_distinct(l)")
+      "string_agg(s, '|')", "approx_distinct(l)", "percentile_cont(0.3)")
     def name(c: String) = c.takeWhile(_ != '(')
     assert(Functions.all.map(_.name).toSet == calls.map(name).toSet, "every function's state forms are rolled up")
     // Unordered array_agg / string_agg: the order of elements depends on the plan; compared as multisets.
@@ -158,11 +158,16 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
     def args(c: String) = c.dropWhile(_ != '(')
     val days = spark.sql("SELECT *, CAST(l % 90 AS INT) AS day FROM t")
     days.createOrReplaceTempView("days")
-    spark.sql(s"SELECT k, day, ${calls.zipWithIndex.map { case (c, i) => s"df_${name(c)}_state${args(c)} AS s$i" }
+    def within(c: String) = if (name(c) == "percentile_cont") " WITHIN GROUP (ORDER BY d)" else ""
+    spark.sql(s"SELECT k, day, ${calls.zipWithIndex.map { case (c, i) => s"df_${name(c)}_state${args(c)}${within(c)} AS s$i" }
       .mkString(", ")} FROM days GROUP BY k, day").write.mode("overwrite").parquet(dir)
     spark.read.parquet(dir).createOrReplaceTempView("daily")
     // Months from days, then the whole key from months: rollups of rollups.
-    def params(c: String) = if (name(c) == "string_agg") ", '|'" else ""
+    def params(c: String) = name(c) match {
+      case "string_agg" => ", '|'"
+      case "percentile_cont" => ", 0.3"
+      case _ => ""
+    }
     spark.sql(s"SELECT k, day DIV 30 AS month, ${calls.indices.map(i => s"df_${name(calls(i))}_merge_state(s$i${params(calls(i))}) AS s$i")
       .mkString(", ")} FROM daily GROUP BY k, day DIV 30").createOrReplaceTempView("monthly")
     val merged = rows(spark.sql(s"SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_merge(s$i${params(calls(i))})").mkString(", ")} " +
@@ -170,7 +175,7 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
     val finalized = rows(spark.sql(s"SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_finalize(s$i${params(calls(i))})")
       .mkString(", ")} FROM (SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_merge_state(s$i${params(calls(i))}) AS s$i")
       .mkString(", ")} FROM monthly GROUP BY k) ORDER BY k"))
-    val direct = rows(spark.sql(s"SELECT k, ${calls.map("df_" + _).mkString(", ")} FROM days GROUP BY k ORDER BY k"))
+    val direct = rows(spark.sql(s"SELECT k, ${calls.map(c => "df_" + c + within(c)).mkString(", ")} FROM days GROUP BY k ORDER BY k"))
     for (result <- Seq(merged, finalized)) {
       assert(result.size == direct.size)
       result.zip(direct).foreach { case (x, y) =>
@@ -194,6 +199,24 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
     assert(one("SELECT df_array_agg(x) FROM VALUES (1) AS v(x) WHERE x > 1") == null)
     val e = intercept[AnalysisException](spark.sql("SELECT df_string_agg(s, s) FROM t").schema)
     assert(e.getMessage.contains("df_string_agg") && e.getMessage.contains("constant"))
+  }
+
+  test("percentile_cont WITHIN GROUP equals Spark's percentile_cont, ASC and DESC, grouped, 1/3/17 partitions") {
+    for (parts <- Seq(1, 3, 17)) {
+      spark.table("t").repartition(parts).createOrReplaceTempView("tp")
+      val calls = for (p <- Seq("0.0", "0.25", "0.5", "0.9", "1.0"); dir <- Seq("", " DESC"); x <- Seq("i", "l", "m"))
+        yield s"percentile_cont($p) WITHIN GROUP (ORDER BY $x$dir)"
+      val q = (prefix: String) => s"SELECT k, ${calls.map(prefix + _).mkString(", ")} FROM tp GROUP BY k ORDER BY k"
+      rows(spark.sql(q("df_"))).zip(rows(spark.sql(q("")))).foreach { case (x, y) =>
+        x.toSeq.zip(y.toSeq).foreach { case (u, v) => assert(Gen.same(u, v), s"$u vs $v") }
+      }
+    }
+    val e = intercept[AnalysisException](spark.sql("SELECT df_percentile_cont(0.5) FROM t").schema)
+    assert(e.getMessage.contains("WITHIN GROUP"))
+    val e2 = intercept[AnalysisException](spark.sql("SELECT df_percentile_cont(1.5) WITHIN GROUP (ORDER BY i) FROM t").schema)
+    assert(e2.getMessage.contains("df_percentile_cont") && e2.getMessage.contains("[0, 1]"))
+    val e3 = intercept[AnalysisException](spark.sql("SELECT df_avg(i) WITHIN GROUP (ORDER BY i) FROM t").schema)
+    assert(e3.getMessage.contains("df_avg") && e3.getMessage.contains("WITHIN GROUP"))
   }
 
   test("a state of the wrong function or shape is refused at analysis") {

@@ -51,5 +51,19 @@ trait FunctionDef extends Serializable {
   def doc: FunctionDoc
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound]
 
+  /**
+   * How the function takes SQL's `WITHIN GROUP (ORDER BY key [DESC])`. [[WithinGroup.Refused]]: not at
+   * all. [[WithinGroup.KeyAsValue]]: the ordering key becomes the first argument and a constant
+   * boolean `descending` the last (percentile_cont(p) WITHIN GROUP (ORDER BY x)); `mandatory` when the
+   * function cannot be called without it.
+   */
+  def withinGroup: WithinGroup = WithinGroup.Refused
+
   override def toString: String = name
+}
+
+sealed trait WithinGroup
+object WithinGroup {
+  case object Refused extends WithinGroup
+  final case class KeyAsValue(mandatory: Boolean) extends WithinGroup
 }

@@ -2,8 +2,8 @@ package sparkagg.catalyst
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, Expression}
-import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Descending, Expression, Literal, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateFunction, SupportsOrderingWithinGroup, TypedImperativeAggregate}
 import org.apache.spark.sql.sparkagg.SparkInternals
 import org.apache.spark.sql.types.{DataType, NullType}
 import sparkagg.api._
@@ -24,8 +24,25 @@ case class AccumulatorAggregate(
     ctx: BindContext,
     form: Form = Form.Plain,
     mutableAggBufferOffset: Int = 0,
-    inputAggBufferOffset: Int = 0)
-  extends TypedImperativeAggregate[AnyRef] {
+    inputAggBufferOffset: Int = 0,
+    orderedWithinGroup: Boolean = false)
+  extends TypedImperativeAggregate[AnyRef] with SupportsOrderingWithinGroup {
+
+  // WITHIN GROUP (ORDER BY key [DESC]) for functions whose ordering key is their value (percentile_cont).
+  // The same call spelled out, f(key, p, descending), is filled too: the Column API writes it so.
+  override def orderingFilled: Boolean =
+    orderedWithinGroup || (function.withinGroup.isInstanceOf[WithinGroup.KeyAsValue] && children.size >= 3)
+  override def isOrderingMandatory: Boolean = function.withinGroup match {
+    case WithinGroup.KeyAsValue(mandatory) => mandatory && !form.statesIn
+    case _ => false
+  }
+  override def isDistinctSupported: Boolean = true
+  override def withOrderingWithinGroup(order: Seq[SortOrder]): AggregateFunction =
+    (function.withinGroup, order) match {
+      case (_: WithinGroup.KeyAsValue, Seq(key)) if !form.statesIn =>
+        copy(children = key.child +: children :+ Literal(key.direction == Descending), orderedWithinGroup = true)
+      case _ => throw SparkInternals.withinGroupUnsupported(sqlName)
+    }
 
   @transient private lazy val invocation: Either[String, Call] = Call.of(function, sqlName, form, children, ctx)
   private def call: Call = invocation.toOption.get

@@ -49,32 +49,36 @@ object Registry {
     val doc = function.doc
     val stateOf = s"${base}${Form.State.suffix}"
     val finalize = s"${base}${Form.Finalize.suffix}"
-    val Call = """SELECT _FUNC_\((.+?)\) FROM (.+)""".r
-    // Constant arguments (string_agg's delimiter) are parameters, given to every form again.
-    def parameters(args: String): String =
-      args.split(", ").drop(1).filter(a => a.startsWith("'") || a.headOption.exists(_.isDigit)).map(", " + _).mkString
-    def derived(make: (String, String, String) => String): Seq[(String, String)] =
+    // An example's call, with its WITHIN GROUP clause if any, and the rest of its query.
+    val Example = """SELECT _FUNC_\((.+?)\)((?: WITHIN GROUP \(ORDER BY [^)]+\))?) FROM (.+)""".r
+    // Constant arguments (string_agg's delimiter; every argument of a WITHIN GROUP function) are
+    // parameters, given to every form again.
+    def parameters(args: String, within: String): String =
+      if (within.nonEmpty) ", " + args
+      else args.split(", ").drop(1).filter(a => a.startsWith("'") || a.headOption.exists(_.isDigit)).map(", " + _).mkString
+    def derived(make: (String => String, String, String) => String): Seq[(String, String)] =
       doc.examples.collectFirst {
-        case (Call(args, rest), result) if args != "*" => make(args, rest, parameters(args)) -> result
+        case (Example(args, within, rest), result) if args != "*" =>
+          make(name => s"$name($args)$within", rest, parameters(args, within)) -> result
       }.toSeq
     form match {
       case Form.Plain => doc
       case Form.State => FunctionDoc(
         s"_FUNC_(${argsOf(doc)}) - The state of $base over the rows, as a struct of its state fields, " +
           s"to store and merge later with ${base}_merge.", doc.arguments,
-        derived((a, rest, p) => s"SELECT $finalize(_FUNC_($a)$p) FROM $rest"))
+        derived((call, rest, p) => s"SELECT $finalize(${call("_FUNC_")}$p) FROM $rest"))
       case Form.Merge => FunctionDoc(
         s"_FUNC_(state) - Merges states made by $stateOf and returns the value of $base.",
         Seq("state" -> s"a struct as $stateOf returns it"),
-        derived((a, rest, p) => s"SELECT _FUNC_(s$p) FROM (SELECT $stateOf($a) AS s FROM $rest)"))
+        derived((call, rest, p) => s"SELECT _FUNC_(s$p) FROM (SELECT ${call(stateOf)} AS s FROM $rest)"))
       case Form.MergeState => FunctionDoc(
         s"_FUNC_(state) - Merges states made by $stateOf into one state (rollups of rollups).",
         Seq("state" -> s"a struct as $stateOf returns it"),
-        derived((a, rest, p) => s"SELECT $finalize(_FUNC_(s$p)$p) FROM (SELECT $stateOf($a) AS s FROM $rest)"))
+        derived((call, rest, p) => s"SELECT $finalize(_FUNC_(s$p)$p) FROM (SELECT ${call(stateOf)} AS s FROM $rest)"))
       case Form.Finalize => FunctionDoc(
         s"_FUNC_(state) - The value of $base for one state made by $stateOf; NULL for a NULL state.",
         Seq("state" -> s"a struct as $stateOf returns it"),
-        derived((a, rest, p) => s"SELECT _FUNC_($stateOf($a)$p) FROM $rest"))
+        derived((call, rest, p) => s"SELECT _FUNC_(${call(stateOf)}$p) FROM $rest"))
     }
   }
 

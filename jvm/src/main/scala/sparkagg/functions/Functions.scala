@@ -10,7 +10,7 @@ object Functions {
     VarSamp, VarPop, Stddev, StddevPop,
     CovarSamp, CovarPop, Corr,
     RegrSlope, RegrIntercept, RegrCount, RegrR2, RegrAvgx, RegrAvgy, RegrSxx, RegrSyy, RegrSxy,
-    ArrayAgg, StringAgg, Median, ApproxDistinct)
+    ArrayAgg, StringAgg, Median, ApproxDistinct, PercentileCont)
 
   def byName(name: String): Option[FunctionDef] =
     all.find(f => f.name == name || f.aliases.contains(name))

@@ -26,4 +26,8 @@ object SparkInternals {
   /** Spark's WRONG_NUM_ARGS analysis error. */
   def wrongNumberOfArguments(name: String, expected: Int, got: Int): Throwable =
     QueryCompilationErrors.wrongNumArgsError(name, Seq(expected), got)
+
+  /** Spark's analysis error for WITHIN GROUP on a function that takes none. */
+  def withinGroupUnsupported(name: String): Throwable =
+    QueryCompilationErrors.functionWithUnsupportedSyntaxError(name, "WITHIN GROUP (ORDER BY ...)")
 }
