@@ -1,6 +1,7 @@
 package sparkagg.functions
 
 import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
 import sparkagg.api._
 
 /**
@@ -50,11 +51,20 @@ final class HyperLogLogAccumulator(integral: ValueKind.LongLike, isString: Boole
     add(if (integral != null) mix(integral.readLong(args, 0)) else mix(fnv(args)))
   }
 
-  private def fnv(args: Values): Long = {
-    val bytes = if (isString) args.getUTF8String(0).getBytes else args.getBinary(0)
+  // A string is hashed where it lies (no copy per row); binary values arrive as arrays anyway.
+  private def fnv(args: Values): Long =
+    if (isString) {
+      val s = args.getUTF8String(0)
+      fnv(s.getBaseObject, s.getBaseOffset, s.numBytes)
+    } else {
+      val b = args.getBinary(0)
+      fnv(b, Platform.BYTE_ARRAY_OFFSET, b.length)
+    }
+
+  private def fnv(base: AnyRef, offset: Long, length: Int): Long = {
     var h = 0xcbf29ce484222325L
     var i = 0
-    while (i < bytes.length) { h = (h ^ (bytes(i) & 0xff)) * 0x100000001b3L; i += 1 }
+    while (i < length) { h = (h ^ (Platform.getByte(base, offset + i) & 0xff)) * 0x100000001b3L; i += 1 }
     h
   }
 

@@ -62,20 +62,19 @@ final class MedianAccumulator(kind: ValueKind) extends Accumulator {
   private val values = new GrowableLongs
   private val floating = kind.isInstanceOf[ValueKind.DoubleLike]
 
-  private def encode(d: Double): Long = MedianAccumulator.sortable(java.lang.Double.doubleToLongBits(d))
-  private def encode(v: Values, i: Int): Long = kind match {
+  import MedianAccumulator.{decode, encode}
+  private def read(v: Values, i: Int): Long = kind match {
     case k: ValueKind.DoubleLike => encode(k.readDouble(v, i))
     case k: ValueKind.LongLike => k.readLong(v, i)
     case _ => throw new IllegalStateException(s"median over ${kind.dataType}")
   }
-  private def decode(x: Long): Double = java.lang.Double.longBitsToDouble(MedianAccumulator.sortable(x))
   private def box(x: Long): Any = kind match {
     case k: ValueKind.DoubleLike => k.box(decode(x))
     case k: ValueKind.LongLike => k.box(x)
     case _ => null
   }
 
-  def update(args: Values): Unit = if (!args.isNullAt(0)) values.add(encode(args, 0))
+  def update(args: Values): Unit = if (!args.isNullAt(0)) values.add(read(args, 0))
 
   def merge(state: Values): Unit = if (!state.isNullAt(0)) {
     val list = state.getList(0)
@@ -106,7 +105,9 @@ final class MedianAccumulator(kind: ValueKind) extends Accumulator {
 
 object MedianAccumulator {
   /** Bits that sort as the doubles do, and back (the map is its own inverse). */
-  def sortable(bits: Long): Long = bits ^ ((bits >> 63) & Long.MaxValue)
+  private def sortable(bits: Long): Long = bits ^ ((bits >> 63) & Long.MaxValue)
+  def encode(d: Double): Long = sortable(java.lang.Double.doubleToLongBits(d))
+  def decode(x: Long): Double = java.lang.Double.longBitsToDouble(sortable(x))
 }
 
 final class DecimalMedianAccumulator(t: DecimalType) extends Accumulator {

@@ -45,8 +45,7 @@ object PercentileCont extends FunctionDef {
 
 final class PercentileContAccumulator(fraction: Double) extends Accumulator {
   private val values = new GrowableLongs
-  private def encode(d: Double): Long = MedianAccumulator.sortable(java.lang.Double.doubleToLongBits(d))
-  private def decode(x: Long): Double = java.lang.Double.longBitsToDouble(MedianAccumulator.sortable(x))
+  import MedianAccumulator.{decode, encode}
 
   def update(args: Values): Unit = if (!args.isNullAt(0)) values.add(encode(args.getDouble(0)))
   def merge(state: Values): Unit = if (!state.isNullAt(0)) {
