@@ -2,8 +2,23 @@ package sparkagg.api
 
 import org.apache.spark.sql.types.{DataType, StructType}
 
-/** One argument of a call as seen at analysis: its type, and its value when it is a constant. */
-final case class Arg(dataType: DataType, nullable: Boolean, constant: Option[Any] = None)
+/**
+ * One argument of a call as seen at analysis: its type, and its value when it is a constant. A key of
+ * `WITHIN GROUP (ORDER BY ...)` is an argument too, after the function's own, carrying its direction.
+ */
+final case class Arg(dataType: DataType, nullable: Boolean, constant: Option[Any] = None,
+    sortKey: Option[SortKey] = None)
+
+/** How one ordering key sorts: `ORDER BY key [ASC | DESC] [NULLS FIRST | NULLS LAST]`. */
+final case class SortKey(descending: Boolean, nullsFirst: Boolean) {
+  /** The direction as a name, e.g. "desc_nulls_last": ordered states carry it in their field names. */
+  def name: String = (if (descending) "desc" else "asc") + (if (nullsFirst) "_nulls_first" else "_nulls_last")
+}
+
+object SortKey {
+  def fromName(name: String): Option[SortKey] = Seq(false, true).flatMap(d => Seq(false, true).map(SortKey(d, _)))
+    .find(k => name.endsWith(k.name))
+}
 
 /** Session settings a function may depend on, fixed at analysis. */
 final case class BindContext(
@@ -55,9 +70,17 @@ trait FunctionDef extends Serializable {
    * How the function takes SQL's `WITHIN GROUP (ORDER BY key [DESC])`. [[WithinGroup.Refused]]: not at
    * all. [[WithinGroup.KeyAsValue]]: the ordering key becomes the first argument and a constant
    * boolean `descending` the last (percentile_cont(p) WITHIN GROUP (ORDER BY x)); `mandatory` when the
-   * function cannot be called without it.
+   * function cannot be called without it. [[WithinGroup.OrderedBy]]: the keys order the values.
    */
   def withinGroup: WithinGroup = WithinGroup.Refused
+
+  /**
+   * The arguments that made a state of shape `state`, when the state shows more than [[StateShapes]]'
+   * search over its field types can find (ordering keys and their directions), or less (a t-digest
+   * forgets its input type). `parameters` are the constant arguments given again to the state forms.
+   * None: let the search find them.
+   */
+  def argumentsOf(state: StructType, parameters: Seq[Arg]): Option[Seq[Arg]] = None
 
   override def toString: String = name
 }
@@ -66,4 +89,10 @@ sealed trait WithinGroup
 object WithinGroup {
   case object Refused extends WithinGroup
   final case class KeyAsValue(mandatory: Boolean) extends WithinGroup
+  /**
+   * The keys order the values the function sees (array_agg, first_value): they become trailing
+   * arguments, each with its [[SortKey]], and the function keeps them in its state so that merging
+   * partial states honours the order.
+   */
+  case object OrderedBy extends WithinGroup
 }

@@ -15,7 +15,14 @@ object StateShapes {
     BooleanType, StringType, BinaryType, DateType, TimestampType, TimestampNTZType)
 
   def argumentsFor(function: FunctionDef, state: StructType, ctx: BindContext,
-      parameters: Seq[Arg] = Nil): Option[Seq[Arg]] = {
+      parameters: Seq[Arg] = Nil): Option[Seq[Arg]] =
+    function.argumentsOf(state, parameters) match {
+      case Some(args) => Some(args).filter(a => function.bind(a, ctx).exists(b => sameShape(b.stateSchema, state)))
+      case None => search(function, state, ctx, parameters)
+    }
+
+  private def search(function: FunctionDef, state: StructType, ctx: BindContext,
+      parameters: Seq[Arg]): Option[Seq[Arg]] = {
     val shown = state.fields.toSeq.flatMap(f => f.dataType match {
       case ArrayType(element, _) => Seq(element, f.dataType)
       case other => Seq(other)

@@ -39,4 +39,6 @@ trait ListValues {
   def getDouble(j: Int): Double
   /** An element as a copy that stays valid after the list is gone. */
   def copy(j: Int, elementType: DataType): AnyRef
+  /** A struct element (ordering keys in a state), as a view valid until the next call. */
+  def getStruct(j: Int, numFields: Int): Values
 }

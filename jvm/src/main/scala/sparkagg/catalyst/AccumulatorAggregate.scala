@@ -2,10 +2,10 @@ package sparkagg.catalyst
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, Descending, Expression, Literal, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Descending, Expression, Literal, NullsFirst, SortOrder}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateFunction, SupportsOrderingWithinGroup, TypedImperativeAggregate}
 import org.apache.spark.sql.sparkagg.SparkInternals
-import org.apache.spark.sql.types.{DataType, NullType}
+import org.apache.spark.sql.types.{BooleanType, DataType, NullType}
 import sparkagg.api._
 
 /**
@@ -25,13 +25,17 @@ case class AccumulatorAggregate(
     form: Form = Form.Plain,
     mutableAggBufferOffset: Int = 0,
     inputAggBufferOffset: Int = 0,
-    orderedWithinGroup: Boolean = false)
+    orderedWithinGroup: Boolean = false,
+    ordering: Seq[SortKey] = Nil)
   extends TypedImperativeAggregate[AnyRef] with SupportsOrderingWithinGroup {
 
-  // WITHIN GROUP (ORDER BY key [DESC]) for functions whose ordering key is their value (percentile_cont).
-  // The same call spelled out, f(key, p, descending), is filled too: the Column API writes it so.
-  override def orderingFilled: Boolean =
-    orderedWithinGroup || (function.withinGroup.isInstanceOf[WithinGroup.KeyAsValue] && children.size >= 3)
+  // WITHIN GROUP (ORDER BY key [DESC]) for functions whose ordering key is their value (percentile_cont):
+  // the same call spelled out, f(key, p, descending), is filled too: the Column API writes it so.
+  // For functions ordered by keys (array_agg), the keys follow the arguments, `ordering` their directions.
+  override def orderingFilled: Boolean = orderedWithinGroup || (function.withinGroup match {
+    case _: WithinGroup.KeyAsValue => children.lastOption.exists(_.dataType == BooleanType)
+    case _ => false
+  })
   override def isOrderingMandatory: Boolean = function.withinGroup match {
     case WithinGroup.KeyAsValue(mandatory) => mandatory && !form.statesIn
     case _ => false
@@ -41,10 +45,13 @@ case class AccumulatorAggregate(
     (function.withinGroup, order) match {
       case (_: WithinGroup.KeyAsValue, Seq(key)) if !form.statesIn =>
         copy(children = key.child +: children :+ Literal(key.direction == Descending), orderedWithinGroup = true)
+      case (WithinGroup.OrderedBy, keys) if !form.statesIn =>
+        copy(children = children ++ keys.map(_.child), orderedWithinGroup = true,
+          ordering = keys.map(k => SortKey(k.direction == Descending, k.nullOrdering == NullsFirst)))
       case _ => throw SparkInternals.withinGroupUnsupported(sqlName)
     }
 
-  @transient private lazy val invocation: Either[String, Call] = Call.of(function, sqlName, form, children, ctx)
+  @transient private lazy val invocation: Either[String, Call] = Call.of(function, sqlName, form, children, ctx, ordering)
   private def call: Call = invocation.toOption.get
   private def binding: Either[String, Bound] = invocation.flatMap(c => c.binding.left.map(c.explain))
 

@@ -43,19 +43,26 @@ final case class Call(function: FunctionDef, sqlName: String, args: Seq[Arg], ct
 }
 
 object Call {
-  /** The api's values for `dataType` as Catalyst holds them: an `Array[Any]` list becomes ArrayData. */
+  /** The api's values for `dataType` as Catalyst holds them: an `Array[Any]` list becomes ArrayData, an
+   *  `Array[Any]` struct (ordering keys) a row. */
   def toCatalyst(value: Any, dataType: DataType): Any = (value, dataType) match {
     case (elements: Array[Any], ArrayType(elementType, _)) =>
       new GenericArrayData(elements.map(toCatalyst(_, elementType)))
+    case (fields: Array[Any], struct: StructType) =>
+      new GenericInternalRow(Array.tabulate[Any](fields.length)(i => toCatalyst(fields(i), struct.fields(i).dataType)))
     case _ => value
   }
 
   /** The call of `function` on `children` as the host of `form` sees it: on rows, the children's
-   *  types; on states, the argument types that made a state of the child's shape. */
+   *  types, the last `ordering.size` being WITHIN GROUP keys; on states, the argument types that made a
+   *  state of the child's shape. */
   def of(function: FunctionDef, sqlName: String, form: Form, children: Seq[Expression],
-      ctx: BindContext): Either[String, Call] =
-    if (!form.statesIn)
-      Right(Call(function, sqlName, children.map(argumentOf), ctx))
+      ctx: BindContext, ordering: Seq[SortKey] = Nil): Either[String, Call] =
+    if (!form.statesIn) {
+      val own = children.size - ordering.size
+      val keys = children.drop(own).zip(ordering).map { case (c, k) => argumentOf(c).copy(sortKey = Some(k)) }
+      Right(Call(function, sqlName, children.take(own).map(argumentOf) ++ keys, ctx))
+    }
     else {
       // The state, then any constant parameters the function keeps outside its state.
       val arguments = children.headOption.map(_.dataType) match {

@@ -35,6 +35,8 @@ final class ArrayValues(array: ArrayData) extends ListValues {
   def getDouble(j: Int): Double = array.getDouble(j)
   def copy(j: Int, elementType: DataType): AnyRef =
     InternalRow.copyValue(array.get(j, elementType)).asInstanceOf[AnyRef]
+  private lazy val struct = new RowValues
+  def getStruct(j: Int, numFields: Int): Values = { struct.row = array.getStruct(j, numFields); struct }
 }
 
 object RowValues {

@@ -10,7 +10,8 @@ object Functions {
     VarSamp, VarPop, Stddev, StddevPop,
     CovarSamp, CovarPop, Corr,
     RegrSlope, RegrIntercept, RegrCount, RegrR2, RegrAvgx, RegrAvgy, RegrSxx, RegrSyy, RegrSxy,
-    ArrayAgg, StringAgg, Median, ApproxDistinct, PercentileCont)
+    ArrayAgg, StringAgg, FirstValue, LastValue, NthValue,
+    Median, PercentileCont, ApproxPercentileCont, ApproxPercentileContWithWeight, ApproxMedian, ApproxDistinct)
 
   def byName(name: String): Option[FunctionDef] =
     all.find(f => f.name == name || f.aliases.contains(name))

@@ -1,0 +1,218 @@
+package sparkagg.functions
+
+import org.apache.spark.sql.types._
+import sparkagg.api._
+
+/**
+ * The t-digest functions ([[TDigest]]): approx_percentile_cont, approx_percentile_cont_with_weight and
+ * approx_median. The value is read as a double; the result has the input's type, integers truncated
+ * toward zero (decimals are read and returned as doubles, as DataFusion coerces them). NULLs are
+ * skipped; NULL on empty input. Rows are added as DataFusion adds a batch: gathered, sorted and merged
+ * into the digest every 8192 values, so one partition gives DataFusion's result exactly; across
+ * partitions the result is within about 1% of the true rank.
+ * State (DataFusion's): max_size, sum, count, max, min, centroids (mean, weight, mean, weight, ...).
+ * `_merge` and `_finalize` return a double: the state does not say which type made it.
+ */
+private[functions] object ApproxPercentile {
+  val state: StructType = StructType(Seq(
+    StructField("max_size", LongType), StructField("sum", DoubleType), StructField("count", LongType),
+    StructField("max", DoubleType), StructField("min", DoubleType),
+    StructField("centroids", ArrayType(DoubleType, containsNull = true))))
+
+  /** The argument types and the result type, and how a double estimate becomes the result. */
+  def resultOf(t: DataType): Option[(DataType, Double => Any)] = t match {
+    case ByteType => Some(ByteType -> (q => math.max(Byte.MinValue, math.min(Byte.MaxValue, q.toInt)).toByte))
+    case ShortType => Some(ShortType -> (q => math.max(Short.MinValue, math.min(Short.MaxValue, q.toInt)).toShort))
+    case IntegerType => Some(IntegerType -> (q => q.toInt))
+    case LongType => Some(LongType -> (q => q.toLong))
+    case FloatType => Some(FloatType -> (q => q.toFloat))
+    case DoubleType | NullType | _: DecimalType => Some(DoubleType -> (q => q))
+    case _ => None
+  }
+
+  def percentile(p: Arg): Either[String, Double] = p.constant.collect {
+    case n: java.lang.Number if Types.isNumeric(p.dataType) => n.doubleValue
+    case d: Decimal => d.toDouble
+  } match {
+    case Some(f) if f >= 0 && f <= 1 => Right(f)
+    case Some(f) => Left(s"expects a percentile in [0, 1]; got $f")
+    case None => Left("expects a constant percentile p in [0, 1]")
+  }
+
+  def maxSize(m: Option[Arg]): Either[String, Int] = m match {
+    case None => Right(TDigest.DefaultMaxSize)
+    case Some(a) => a.constant match {
+      case Some(n: java.lang.Number) if Types.isIntegral(a.dataType) && n.longValue > 0 && n.longValue <= Int.MaxValue =>
+        Right(n.intValue)
+      case _ => Left("expects max_size, the t-digest's number of centroids, as a constant integer > 0")
+    }
+  }
+
+  /** A state's arguments: a double value, then the parameters (the state forgets the input type). */
+  def argumentsOf(state: StructType, values: Int, parameters: Seq[Arg]): Option[Seq[Arg]] =
+    if (StateShapes.sameShape(state, this.state)) Some(Seq.fill(values)(Arg(DoubleType, nullable = true)) ++ parameters)
+    else None
+
+  /** Splits (value, [weight,] p [, max_size] [, descending]) after `values` leading value arguments. */
+  def bind(name: String, args: Seq[Arg], values: Int, weighted: Boolean): Either[String, Bound] = {
+    val (leading, rest) = args.splitAt(values)
+    val descending = rest.lastOption.filter(_.dataType == BooleanType)
+    val parameters = if (descending.isDefined) rest.dropRight(1) else rest
+    val usage = if (weighted) "(expr, weight, p [, max_size])" else "(expr, p [, max_size])"
+    (leading.map(_.dataType), parameters) match {
+      case (types, Seq(p, m @ _*)) if types.size == values && m.size <= 1 && types.forall(resultOf(_).isDefined) =>
+        for {
+          fraction <- percentile(p)
+          size <- maxSize(m.headOption)
+        } yield {
+          val (returnType, result) = resultOf(types.head).get
+          val f = if (descending.flatMap(_.constant).contains(true)) 1 - fraction else fraction
+          Bound(returnType, state,
+            () => if (weighted) new WeightedApproxPercentileAccumulator(f, size, result)
+              else new ApproxPercentileAccumulator(f, size, result),
+            coerceTo = Seq.fill(values)(DoubleType) ++ rest.map(_.dataType))
+        }
+      case _ => Left(s"expects $usage with numeric expr${if (weighted) " and weight" else ""}, a constant p in " +
+        "[0, 1] and a constant integer max_size > 0")
+    }
+  }
+}
+
+/**
+ * approx_percentile_cont(x, p [, max_size]), also written approx_percentile_cont(p [, max_size]) WITHIN
+ * GROUP (ORDER BY x [DESC]) (DESC reads 1 - p): the approximate p-th percentile of x by a t-digest of
+ * at most about max_size (default 100) centroids.
+ */
+object ApproxPercentileCont extends FunctionDef {
+  val name = "approx_percentile_cont"
+  val signature = "(numeric, p: constant in [0, 1] [, max_size: constant integer > 0]) -> same type; " +
+    "or (p [, max_size]) WITHIN GROUP (ORDER BY numeric [DESC])"
+  override val withinGroup: WithinGroup = WithinGroup.KeyAsValue(mandatory = false)
+  val doc = FunctionDoc(
+    usage = "_FUNC_(expr, p [, max_size]) - The approximate p-th percentile of expr, from a t-digest of at " +
+      "most about max_size (default 100) centroids; in the type of expr (integers truncated). Also " +
+      "_FUNC_(p [, max_size]) WITHIN GROUP (ORDER BY expr [DESC]).",
+    arguments = Seq("expr" -> Types.Numeric, "p" -> "a constant in [0, 1]",
+      "max_size" -> "a constant integer > 0, default 100"),
+    examples = Seq(
+      "SELECT _FUNC_(col, 0.5) FROM VALUES (1.0D), (2.0D), (3.0D), (4.0D), (NULL) AS tab(col)" -> "2.5",
+      "SELECT _FUNC_(col, 0.5) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "2",
+      "SELECT _FUNC_(0.75) WITHIN GROUP (ORDER BY col DESC) FROM VALUES (1.0D), (2.0D), (3.0D), (4.0D) AS tab(col)" ->
+        "1.5"))
+
+  def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] =
+    ApproxPercentile.bind(name, args, values = 1, weighted = false)
+  override def argumentsOf(state: StructType, parameters: Seq[Arg]): Option[Seq[Arg]] =
+    ApproxPercentile.argumentsOf(state, 1, parameters)
+}
+
+/**
+ * approx_percentile_cont_with_weight(x, weight, p [, max_size]), also written
+ * approx_percentile_cont_with_weight(weight, p [, max_size]) WITHIN GROUP (ORDER BY x [DESC]): as
+ * approx_percentile_cont, each value a centroid of its weight. As in DataFusion the digest's count is
+ * the number of rows, which ranks are taken against. Rows whose value or weight is NULL are skipped.
+ */
+object ApproxPercentileContWithWeight extends FunctionDef {
+  val name = "approx_percentile_cont_with_weight"
+  val signature = "(numeric, weight: numeric, p: constant in [0, 1] [, max_size: constant integer > 0]) -> same " +
+    "type; or (weight, p [, max_size]) WITHIN GROUP (ORDER BY numeric [DESC])"
+  override val withinGroup: WithinGroup = WithinGroup.KeyAsValue(mandatory = false)
+  val doc = FunctionDoc(
+    usage = "_FUNC_(expr, weight, p [, max_size]) - The approximate p-th percentile of expr, each value weighted " +
+      "by weight. Also _FUNC_(weight, p [, max_size]) WITHIN GROUP (ORDER BY expr [DESC]).",
+    arguments = Seq("expr" -> Types.Numeric, "weight" -> Types.Numeric, "p" -> "a constant in [0, 1]",
+      "max_size" -> "a constant integer > 0, default 100"),
+    examples = Seq(
+      "SELECT _FUNC_(col, w, 0.5) FROM VALUES (1, 1), (2, 1), (3, 10) AS tab(col, w)" -> "2",
+      "SELECT _FUNC_(w, 0.9) WITHIN GROUP (ORDER BY col) FROM VALUES (1, 1), (2, 1), (3, 10) AS tab(col, w)" -> "3"))
+
+  // WITHIN GROUP puts the key first: (x, weight, p [, max_size], descending), as the direct call.
+  def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] =
+    ApproxPercentile.bind(name, args, values = 2, weighted = true)
+  override def argumentsOf(state: StructType, parameters: Seq[Arg]): Option[Seq[Arg]] =
+    ApproxPercentile.argumentsOf(state, 2, parameters)
+}
+
+/** approx_median(x): approx_percentile_cont(x, 0.5). */
+object ApproxMedian extends FunctionDef {
+  val name = "approx_median"
+  val signature = s"(${Types.Numeric}) -> same type"
+  val doc = FunctionDoc(
+    usage = "_FUNC_(expr) - The approximate median of expr, by a t-digest of about 100 centroids; in the type of expr.",
+    arguments = Seq("expr" -> Types.Numeric),
+    examples = Seq(
+      "SELECT _FUNC_(col) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "2",
+      "SELECT _FUNC_(col) FROM VALUES (1.0D), (2.0D), (9.0D) AS tab(col)" -> "2.0"))
+
+  private val half = Arg(DoubleType, nullable = false, Some(0.5))
+  def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args match {
+    case Seq(x) => ApproxPercentile.bind(name, Seq(x, half), values = 1, weighted = false)
+      .map(b => b.copy(coerceTo = b.coerceTo.take(1)))
+    case _ => Left(s"expects one argument of type ${Types.Numeric}")
+  }
+  override def argumentsOf(state: StructType, parameters: Seq[Arg]): Option[Seq[Arg]] =
+    ApproxPercentile.argumentsOf(state, 1, parameters)
+}
+
+/** The digest, and the values not yet in it: added in batches of 8192 as DataFusion does. */
+final class ApproxPercentileAccumulator(fraction: Double, maxSize: Int, result: Double => Any) extends Accumulator {
+  private var digest = TDigest.empty(maxSize)
+  private var pending = new Array[Double](16)
+  private var length = 0
+
+  private def add(x: Double): Unit = {
+    if (length == pending.length) pending = java.util.Arrays.copyOf(pending, length * 2)
+    pending(length) = x
+    length += 1
+    if (length == ApproxPercentileAccumulator.BatchSize) flush()
+  }
+
+  private def flush(): Unit = if (length > 0) {
+    java.util.Arrays.sort(pending, 0, length)
+    digest = digest.mergeSorted(pending, length)
+    length = 0
+  }
+
+  /** Merges `digests` and then this one into one digest (DataFusion's order). */
+  private[functions] def mergeFirst(digests: Seq[TDigest]): Unit = { flush(); digest = TDigest.merge(digests :+ digest) }
+
+  def update(args: Values): Unit = if (!args.isNullAt(0)) add(args.getDouble(0))
+
+  def merge(state: Values): Unit = {
+    val list = state.getList(5)
+    val flat = Array.tabulate(list.numElements)(list.getDouble)
+    mergeFirst(Seq(TDigest.fromState(state.getLong(0).toInt, state.getDouble(1), state.getLong(2),
+      state.getDouble(3), state.getDouble(4), flat)))
+  }
+
+  def state(): Array[Any] = {
+    flush()
+    Array(digest.maxSize.toLong, digest.sum, digest.count, digest.max, digest.min, digest.flatCentroids)
+  }
+
+  def evaluate(): Any = { flush(); if (digest.count == 0) null else result(digest.quantile(fraction)) }
+  def size: Long = 48 + digest.bytes + 8L * pending.length
+}
+
+object ApproxPercentileAccumulator {
+  /** DataFusion's default batch size: how many values it sorts and merges into a digest at once. */
+  val BatchSize = 8192
+}
+
+/** with_weight: each row a one-centroid digest, merged into the digest a batch at a time. */
+final class WeightedApproxPercentileAccumulator(fraction: Double, maxSize: Int, result: Double => Any)
+  extends Accumulator {
+  private val inner = new ApproxPercentileAccumulator(fraction, maxSize, result)
+  private val rows = new scala.collection.mutable.ArrayBuffer[TDigest]
+
+  private def flush(): Unit = if (rows.nonEmpty) { inner.mergeFirst(rows.toSeq); rows.clear() }
+
+  def update(args: Values): Unit = if (!args.isNullAt(0) && !args.isNullAt(1)) {
+    rows += TDigest.single(maxSize, args.getDouble(0), args.getDouble(1))
+    if (rows.length == ApproxPercentileAccumulator.BatchSize) flush()
+  }
+  def merge(state: Values): Unit = { flush(); inner.merge(state) }
+  def state(): Array[Any] = { flush(); inner.state() }
+  def evaluate(): Any = { flush(); inner.evaluate() }
+  def size: Long = inner.size + 64L * rows.length
+}

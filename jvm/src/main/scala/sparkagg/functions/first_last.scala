@@ -1,0 +1,92 @@
+package sparkagg.functions
+
+import org.apache.spark.sql.types._
+import sparkagg.api._
+
+/**
+ * first_value(x [, ignore_nulls]) and last_value(x [, ignore_nulls]) [WITHIN GROUP (ORDER BY key
+ * [DESC], ...)]: the value of x on the first (last) row in the order of the keys; without keys, on the
+ * first (last) row seen, which partitioning may change. NULL values count unless `ignore_nulls` is true
+ * (DataFusion's IGNORE NULLS; Spark's parser keeps that clause for its own first/last, and takes the
+ * same boolean for them). NULL on empty input. Equal keys: the first (last) to arrive wins.
+ * State: the value, its keys (field names carry their directions), is_set.
+ */
+sealed abstract class FirstLast(val name: String, last: Boolean, examples: Seq[(String, String)]) extends FunctionDef {
+  private val which = if (last) "last" else "first"
+  val signature = "(any [, ignore_nulls: constant boolean]) [WITHIN GROUP (ORDER BY any orderable, ...)] -> same type"
+  override val withinGroup: WithinGroup = WithinGroup.OrderedBy
+  val doc = FunctionDoc(
+    usage = s"_FUNC_(expr [, ignore_nulls]) [WITHIN GROUP (ORDER BY key [DESC], ...)] - The value of expr on " +
+      s"the $which row in the order of the keys (without keys: the $which row seen); NULL values skipped " +
+      "when ignore_nulls is true.",
+    arguments = Seq("expr" -> "any type", "ignore_nulls" -> "a constant boolean, false by default",
+      "key" -> Types.Orderable),
+    examples = examples)
+
+  def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = OrderKeys.of(args).flatMap { keys =>
+    val ignoreNulls = args.filter(_.sortKey.isEmpty) match {
+      case Seq(_) => Right(false)
+      case Seq(_, flag) => flag.constant match {
+        case Some(b: Boolean) if flag.dataType == BooleanType => Right(b)
+        case _ => Left("expects a constant boolean ignore_nulls as its second argument")
+      }
+      case _ => Left("expects one argument and an optional constant boolean ignore_nulls")
+    }
+    ignoreNulls.map { ignore =>
+      val t = args.head.dataType
+      val state = StructType(StructField(name, t) +: keys.fields :+ StructField("is_set", BooleanType))
+      Bound(t, state, () => new FirstLastAccumulator(t, keys, args.size - keys.size, last, ignore))
+    }
+  }
+
+  override def argumentsOf(state: StructType, parameters: Seq[Arg]): Option[Seq[Arg]] =
+    state.fields.toSeq match {
+      case StructField(`name`, t, _, _) +: keys :+ StructField("is_set", BooleanType, _, _) =>
+        OrderKeys.fromState(keys).map(k => (Arg(t, nullable = true) +: parameters) ++ k)
+      case _ => None
+    }
+}
+
+object FirstValue extends FirstLast("first_value", last = false, Seq(
+  "SELECT _FUNC_(col) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "NULL",
+  "SELECT _FUNC_(col, true) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "30",
+  "SELECT _FUNC_(col) WITHIN GROUP (ORDER BY t DESC) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "10"))
+
+object LastValue extends FirstLast("last_value", last = true, Seq(
+  "SELECT _FUNC_(col) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "10",
+  "SELECT _FUNC_(col) WITHIN GROUP (ORDER BY t DESC) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "NULL",
+  "SELECT _FUNC_(col, true) WITHIN GROUP (ORDER BY t DESC) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "30"))
+
+/** The chosen value, its keys and whether one was chosen; `keyOffset` is where the keys start in a row. */
+final class FirstLastAccumulator(valueType: DataType, keys: OrderKeys, keyOffset: Int, last: Boolean,
+    ignoreNulls: Boolean) extends Accumulator {
+  private var value: Any = null
+  private var keyRow: Array[Any] = null
+  private var set = false
+
+  /** Whether a row with keys `candidate` (arriving after the chosen one) replaces it. */
+  private def replaces(candidate: Array[Any]): Boolean =
+    !set || (if (keys.isEmpty) last else {
+      val c = keys.comparator.compare(candidate, keyRow)
+      if (last) c >= 0 else c < 0
+    })
+
+  private def offer(v: Values, valueAt: Int, keysAt: Int): Unit = {
+    val candidate = if (keys.isEmpty) null else keys.read(v, keysAt)
+    if (replaces(candidate)) {
+      value = if (v.isNullAt(valueAt)) null else v.copy(valueAt, valueType)
+      keyRow = candidate
+      set = true
+    }
+  }
+
+  def update(args: Values): Unit = if (!(ignoreNulls && args.isNullAt(0))) offer(args, 0, keyOffset)
+
+  def merge(state: Values): Unit = if (state.getBoolean(keys.size + 1)) offer(state, 0, 1)
+
+  def state(): Array[Any] =
+    (value +: (if (keyRow == null) Array.fill[Any](keys.size)(null) else keyRow)) :+ set
+
+  def evaluate(): Any = value
+  def size: Long = 48 + OrderedValues.sizeOf(value) + (if (keyRow == null) 0 else keyRow.map(OrderedValues.sizeOf).sum)
+}

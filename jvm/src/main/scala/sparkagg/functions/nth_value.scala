@@ -1,0 +1,58 @@
+package sparkagg.functions
+
+import org.apache.spark.sql.types._
+import sparkagg.api._
+
+/**
+ * nth_value(x, n) [WITHIN GROUP (ORDER BY key [DESC], ...)]: the value of x on the n-th row (1-based)
+ * in the order of the keys, or without keys in the order rows were seen; a negative n counts from the
+ * end (-1 is the last). NULL values count. NULL on empty input and when n is beyond the rows. n is a
+ * constant integer other than 0. State: array_agg's, the values (and their keys) so far.
+ */
+object NthValue extends FunctionDef {
+  val name = "nth_value"
+  val signature = "(any, n: constant integer other than 0) [WITHIN GROUP (ORDER BY any orderable, ...)] -> same type"
+  override val withinGroup: WithinGroup = WithinGroup.OrderedBy
+  val doc = FunctionDoc(
+    usage = "_FUNC_(expr, n) [WITHIN GROUP (ORDER BY key [DESC], ...)] - The value of expr on the n-th row in " +
+      "the order of the keys; negative n counts from the last row; NULL if there is no such row.",
+    arguments = Seq("expr" -> "any type", "n" -> "a constant integer, not 0", "key" -> Types.Orderable),
+    examples = Seq(
+      "SELECT _FUNC_(col, 2) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (20, 1), (30, 2) AS tab(col, t)" -> "30",
+      "SELECT _FUNC_(col, -1) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (20, 1), (30, 2) AS tab(col, t)" -> "10",
+      "SELECT _FUNC_(col, 4) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (20, 1), (30, 2) AS tab(col, t)" -> "NULL"))
+
+  def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = OrderKeys.of(args).flatMap { keys =>
+    args.filter(_.sortKey.isEmpty) match {
+      case Seq(x, n) =>
+        n.constant match {
+          case Some(k: java.lang.Number) if Types.isIntegral(n.dataType) && k.longValue != 0 =>
+            val t = x.dataType
+            val list = ArrayType(t, containsNull = true)
+            val (state, values) =
+              if (keys.isEmpty) (StructType(Seq(StructField(name, list))), () => new ArrayAggAccumulator(t))
+              else (OrderedValues.stateSchema(name, t, keys), () => new OrderedArrayAggAccumulator(t, keys, keyOffset = 2))
+            Right(Bound(t, state, () => new NthValueAccumulator(values(), k.longValue)))
+          case _ => Left("expects a constant integer n other than 0 as its second argument (1 is the first row, -1 the last)")
+        }
+      case _ => Left("expects two arguments: a value and a constant integer n")
+    }
+  }
+
+  override def argumentsOf(state: StructType, parameters: Seq[Arg]): Option[Seq[Arg]] =
+    OrderedValues.argumentsOf(name, state, parameters)
+}
+
+/** The values in order, as array_agg keeps them; the n-th is picked when read. */
+final class NthValueAccumulator(values: Accumulator, n: Long) extends Accumulator {
+  def update(args: Values): Unit = values.update(args)
+  def merge(state: Values): Unit = values.merge(state)
+  def state(): Array[Any] = values.state()
+  def evaluate(): Any = values.evaluate() match {
+    case all: Array[Any] =>
+      val index = if (n > 0) n - 1 else all.length + n
+      if (index >= 0 && index < all.length) all(index.toInt) else null
+    case _ => null
+  }
+  def size: Long = values.size
+}

@@ -1,0 +1,150 @@
+package sparkagg.functions
+
+import java.util.Comparator
+
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.ByteArray
+import sparkagg.api._
+
+/**
+ * The `WITHIN GROUP (ORDER BY ...)` keys of a call, shared by the functions that order their values by
+ * them (array_agg, string_agg, first_value, last_value, nth_value): which arguments they are, how they
+ * sort, and how a state carries them. DataFusion keeps the keys beside the values in its state (its
+ * "orderings" fields) so that merging partial states honours the order; so does sparkagg, and the
+ * state's field names carry each key's direction, so that `_merge` can sort without the query.
+ */
+private[functions] final case class OrderKeys(types: Seq[DataType], directions: Seq[SortKey]) {
+  def isEmpty: Boolean = types.isEmpty
+  def size: Int = types.size
+
+  /** The state field names of the keys, e.g. "k0_desc_nulls_last". */
+  def fieldNames: Seq[String] = directions.zipWithIndex.map { case (d, i) => s"k${i}_${d.name}" }
+  def fields: Seq[StructField] = fieldNames.zip(types).map { case (n, t) => StructField(n, t) }
+  def struct: StructType = StructType(fields)
+
+  /** The keys of one row: `size` values from `offset`, copied. */
+  def read(v: Values, offset: Int): Array[Any] =
+    Array.tabulate[Any](types.size)(i => if (v.isNullAt(offset + i)) null else v.copy(offset + i, types(i)))
+
+  /** Orders key rows as Spark's sort does: per key, its direction and where NULLs go. */
+  val comparator: Comparator[Array[Any]] = {
+    val compares = types.map(OrderKeys.compareValues).toArray
+    val dirs = directions.toArray
+    (a, b) => {
+      var i = 0
+      var c = 0
+      while (c == 0 && i < compares.length) {
+        val (x, y) = (a(i), b(i))
+        c =
+          if (x == null && y == null) 0
+          else if (x == null) (if (dirs(i).nullsFirst) -1 else 1)
+          else if (y == null) (if (dirs(i).nullsFirst) 1 else -1)
+          else if (dirs(i).descending) compares(i).compare(y, x)
+          else compares(i).compare(x, y)
+        i += 1
+      }
+      c
+    }
+  }
+}
+
+private[functions] object OrderKeys {
+  /** The trailing arguments that are ordering keys, if every key has a type that sorts. */
+  def of(args: Seq[Arg]): Either[String, OrderKeys] = {
+    val keys = args.filter(_.sortKey.isDefined)
+    keys.find(k => !Types.isOrderable(k.dataType)) match {
+      case Some(k) => Left(s"cannot order by a value of type ${k.dataType.simpleString} (accepted: ${Types.Orderable})")
+      case None => Right(OrderKeys(keys.map(_.dataType), keys.flatMap(_.sortKey)))
+    }
+  }
+
+  /** The keys a state's struct fields describe (their names carry the directions), or None. */
+  def fromState(fields: Seq[StructField]): Option[Seq[Arg]] = {
+    val keys = fields.map(f => SortKey.fromName(f.name).map(d => Arg(f.dataType, nullable = true, sortKey = Some(d))))
+    if (keys.forall(_.isDefined)) Some(keys.flatten) else None
+  }
+
+  /** Catalyst's internal values of one orderable type, compared as Spark sorts them (NaN greatest). */
+  private def compareValues(t: DataType): Comparator[Any] = t match {
+    case BinaryType => (a, b) => ByteArray.compareBinary(a.asInstanceOf[Array[Byte]], b.asInstanceOf[Array[Byte]])
+    case _ => (a, b) => a.asInstanceOf[Comparable[Any]].compareTo(b)
+  }
+}
+
+/**
+ * Values in arrival order with their ordering keys: the state of ordered array_agg, string_agg and
+ * nth_value. The state is the values sorted, and the keys beside them as a list of structs; merging
+ * appends another state's, and reading sorts stably (equal keys keep arrival order, as in DataFusion).
+ */
+private[functions] final class OrderedValues(valueType: DataType, keys: OrderKeys) {
+  private val values = new ArrayBuffer[Any]
+  private val keyRows = new ArrayBuffer[Array[Any]]
+  private var bytes = 0L
+
+  def isEmpty: Boolean = values.isEmpty
+  def length: Int = values.length
+
+  private def keep(value: Any, keyRow: Array[Any]): Unit = {
+    values += value
+    keyRow.foreach(k => bytes += OrderedValues.sizeOf(k))
+    bytes += OrderedValues.sizeOf(value) + 16L * keyRow.length
+    keyRows += keyRow
+  }
+
+  /** A row's value (at `valueIndex`, NULL kept) and its keys (the trailing arguments from `keyOffset`). */
+  def add(args: Values, valueIndex: Int, keyOffset: Int): Unit =
+    keep(if (args.isNullAt(valueIndex)) null else args.copy(valueIndex, valueType), keys.read(args, keyOffset))
+
+  /** A state's values (field `valuesField`) and keys (the next field). */
+  def merge(state: Values, valuesField: Int): Unit = if (!state.isNullAt(valuesField)) {
+    val list = state.getList(valuesField)
+    val keyList = state.getList(valuesField + 1)
+    var j = 0
+    while (j < list.numElements) {
+      keep(if (list.isNullAt(j)) null else list.copy(j, valueType), keys.read(keyList.getStruct(j, keys.size), 0))
+      j += 1
+    }
+  }
+
+  /** The positions of the values in key order, ties in arrival order. */
+  private def order: Array[Int] = {
+    val positions = Array.tabulate[Integer](values.length)(Integer.valueOf)
+    java.util.Arrays.sort(positions, (a: Integer, b: Integer) => keys.comparator.compare(keyRows(a), keyRows(b)))
+    positions.map(_.intValue)
+  }
+
+  def sortedValues: Array[Any] = order.map(values(_))
+
+  /** The state fields: the values and their keys, sorted. */
+  def state(): Array[Any] = {
+    val o = order
+    Array(o.map(values(_)), o.map(i => keyRows(i): Any))
+  }
+
+  def size: Long = 96 + 16L * values.length + bytes
+}
+
+private[functions] object OrderedValues {
+  def sizeOf(v: Any): Long = v match {
+    case s: org.apache.spark.unsafe.types.UTF8String => 24 + s.numBytes
+    case b: Array[Byte] => 16 + b.length
+    case null => 0
+    case _ => 16
+  }
+
+  /** The state of a function ordering its values: the values, and their keys as a list of structs. */
+  def stateSchema(name: String, valueType: DataType, keys: OrderKeys): StructType = StructType(Seq(
+    StructField(name, ArrayType(valueType, containsNull = true)),
+    StructField(s"${name}_orderings", ArrayType(keys.struct, containsNull = true))))
+
+  /** The arguments of an ordered state: its value type, then `parameters`, then the keys it carries. */
+  def argumentsOf(name: String, state: StructType, parameters: Seq[Arg]): Option[Seq[Arg]] =
+    state.fields.toSeq match {
+      case Seq(StructField(`name`, ArrayType(valueType, _), _, _),
+          StructField(orderings, ArrayType(keys: StructType, _), _, _)) if orderings == s"${name}_orderings" =>
+        OrderKeys.fromState(keys.fields.toSeq).map(k => (Arg(valueType, nullable = true) +: parameters) ++ k)
+      case _ => None
+    }
+}
