@@ -8,7 +8,7 @@ import sparkagg.api._
  * approx_median. The value is read as a double; the result has the input's type, integers truncated
  * toward zero (decimals are read and returned as doubles, as DataFusion coerces them). NULLs are
  * skipped; NULL on empty input. Rows are added as DataFusion adds a batch: gathered, sorted and merged
- * into the digest every 8192 values, so one partition gives DataFusion's result exactly; across
+ * into the digest every 8192 rows, so one partition gives DataFusion's result exactly; across
  * partitions the result is within about 1% of the true rank.
  * State (DataFusion's): max_size, sum, count, max, min, centroids (mean, weight, mean, weight, ...).
  * `_merge` and `_finalize` return a double: the state does not say which type made it.
@@ -160,23 +160,30 @@ final class ApproxPercentileAccumulator(fraction: Double, maxSize: Int, result: 
   private var pending = new Array[Double](16)
   private var length = 0
 
-  private def add(x: Double): Unit = {
-    if (length == pending.length) pending = java.util.Arrays.copyOf(pending, length * 2)
-    pending(length) = x
-    length += 1
-    if (length == ApproxPercentileAccumulator.BatchSize) flush()
+  private var rowsInBatch = 0
+
+  def update(args: Values): Unit = {
+    if (!args.isNullAt(0)) {
+      if (length == pending.length) pending = java.util.Arrays.copyOf(pending, length * 2)
+      pending(length) = args.getDouble(0)
+      length += 1
+    }
+    // A batch is 8192 rows, NULLs included: DataFusion drops the NULLs of a batch, then merges the rest.
+    rowsInBatch += 1
+    if (rowsInBatch == ApproxPercentileAccumulator.BatchSize) flush()
   }
 
-  private def flush(): Unit = if (length > 0) {
-    java.util.Arrays.sort(pending, 0, length)
-    digest = digest.mergeSorted(pending, length)
+  private def flush(): Unit = {
+    if (length > 0) {
+      java.util.Arrays.sort(pending, 0, length)
+      digest = digest.mergeSorted(pending, length)
+    }
     length = 0
+    rowsInBatch = 0
   }
 
   /** Merges `digests` and then this one into one digest (DataFusion's order). */
   private[functions] def mergeFirst(digests: Seq[TDigest]): Unit = { flush(); digest = TDigest.merge(digests :+ digest) }
-
-  def update(args: Values): Unit = if (!args.isNullAt(0)) add(args.getDouble(0))
 
   def merge(state: Values): Unit = {
     val list = state.getList(5)
@@ -204,12 +211,17 @@ final class WeightedApproxPercentileAccumulator(fraction: Double, maxSize: Int, 
   extends Accumulator {
   private val inner = new ApproxPercentileAccumulator(fraction, maxSize, result)
   private val rows = new scala.collection.mutable.ArrayBuffer[TDigest]
+  private var rowsInBatch = 0
 
-  private def flush(): Unit = if (rows.nonEmpty) { inner.mergeFirst(rows.toSeq); rows.clear() }
+  private def flush(): Unit = {
+    if (rows.nonEmpty) { inner.mergeFirst(rows.toSeq); rows.clear() }
+    rowsInBatch = 0
+  }
 
-  def update(args: Values): Unit = if (!args.isNullAt(0) && !args.isNullAt(1)) {
-    rows += TDigest.single(maxSize, args.getDouble(0), args.getDouble(1))
-    if (rows.length == ApproxPercentileAccumulator.BatchSize) flush()
+  def update(args: Values): Unit = {
+    if (!args.isNullAt(0) && !args.isNullAt(1)) rows += TDigest.single(maxSize, args.getDouble(0), args.getDouble(1))
+    rowsInBatch += 1
+    if (rowsInBatch == ApproxPercentileAccumulator.BatchSize) flush()
   }
   def merge(state: Values): Unit = { flush(); inner.merge(state) }
   def state(): Array[Any] = { flush(); inner.state() }

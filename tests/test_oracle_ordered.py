@@ -1,0 +1,217 @@
+"""Ordered aggregates (WITHIN GROUP), DISTINCT collections and the t-digest functions against the
+DataFusion 50 oracle: grouped and global, 1 / 3 / 17 partitions, empty and one-row input; bad literal
+arguments refused at analysis."""
+from __future__ import annotations
+
+import bisect
+import random
+
+import datafusion
+import pyarrow as pa
+import pytest
+from pyspark.errors import AnalysisException
+
+import data
+import oracle
+
+# (sparkagg's SQL, DataFusion's SQL) for one call: Spark writes the order WITHIN GROUP, DataFusion inside
+# the call. `u` is unique, so every ordering is total and the results are deterministic.
+ORDERED = [
+    ("array_agg(i) WITHIN GROUP (ORDER BY u)", "array_agg(i ORDER BY u)"),
+    ("array_agg(s) WITHIN GROUP (ORDER BY u DESC)", "array_agg(s ORDER BY u DESC)"),
+    ("array_agg(d) WITHIN GROUP (ORDER BY b NULLS FIRST, u DESC)", "array_agg(d ORDER BY b NULLS FIRST, u DESC)"),
+    ("array_agg(DISTINCT i) WITHIN GROUP (ORDER BY i DESC NULLS LAST)", "array_agg(DISTINCT i ORDER BY i DESC NULLS LAST)"),
+    ("string_agg(s, '|') WITHIN GROUP (ORDER BY u)", "string_agg(s, '|' ORDER BY u)"),
+    ("string_agg(s, ',') WITHIN GROUP (ORDER BY dt DESC NULLS LAST, u)", "string_agg(s, ',' ORDER BY dt DESC NULLS LAST, u)"),
+    ("first_value(i) WITHIN GROUP (ORDER BY u)", "first_value(i ORDER BY u)"),
+    ("first_value(s) WITHIN GROUP (ORDER BY u DESC)", "first_value(s ORDER BY u DESC)"),
+    ("first_value(i, true) WITHIN GROUP (ORDER BY u)", "first_value(i ORDER BY u) IGNORE NULLS"),
+    ("last_value(m) WITHIN GROUP (ORDER BY u)", "last_value(m ORDER BY u)"),
+    ("last_value(d, true) WITHIN GROUP (ORDER BY f NULLS FIRST, u)", "last_value(d ORDER BY f NULLS FIRST, u) IGNORE NULLS"),
+    ("nth_value(l, 2) WITHIN GROUP (ORDER BY u)", "nth_value(l, 2 ORDER BY u)"),
+    ("nth_value(s, -3) WITHIN GROUP (ORDER BY u DESC)", "nth_value(s, -3 ORDER BY u DESC)"),
+    ("nth_value(i, 1000) WITHIN GROUP (ORDER BY u)", "nth_value(i, 1000 ORDER BY u)"),
+    ("median(DISTINCT i)", "median(DISTINCT i)"),
+    ("median(DISTINCT f)", "median(DISTINCT f)"),
+    ("median(DISTINCT m)", "median(DISTINCT m)"),
+]
+
+
+def _table(rows: int = 3000) -> pa.Table:
+    t = data.table(rows=rows)
+    order = list(range(len(t)))
+    random.Random(11).shuffle(order)
+    return t.append_column("u", pa.array(order, pa.int64()))
+
+
+def _query(calls: list[str], grouped: bool) -> str:
+    cols = ", ".join(calls)
+    return f"SELECT k, {cols} FROM t GROUP BY k ORDER BY k NULLS FIRST" if grouped else f"SELECT {cols} FROM t"
+
+
+def _spark(spark, table: pa.Table, sql: str, partitions: int) -> list[tuple]:
+    data.to_spark(spark, table, partitions).createOrReplaceTempView("t")
+    return [tuple(r) for r in spark.sql(sql).collect()]
+
+
+def _ours(calls):
+    return ["df_" + c for c in calls]
+
+
+def _same(a, b) -> bool:
+    """oracle.same, element by element inside lists (a list holding NaN is not == to itself)."""
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return oracle.same(a, b)
+
+
+def _same_rows(x: list[tuple], y: list[tuple]) -> bool:
+    return len(x) == len(y) and all(len(r) == len(s) and all(map(_same, r, s)) for r, s in zip(x, y))
+
+
+def _datafusion(table: pa.Table, calls, grouped: bool) -> list[tuple]:
+    """One DataFusion query per call (it refuses different orderings in one aggregate), side by side."""
+    columns = [oracle.run(table, _query([c], grouped)) for c in calls]
+    keys = [row[:-1] for row in columns[0]]  # (k,) grouped, () global
+    return [key + tuple(column[j][-1] for column in columns) for j, key in enumerate(keys)]
+
+
+@pytest.fixture(scope="module")
+def table():
+    return _table()
+
+
+@pytest.mark.parametrize("partitions", [1, 3, 17])
+@pytest.mark.parametrize("grouped", [True, False], ids=["grouped", "global"])
+def test_ordered_agree_with_datafusion(spark, table, partitions, grouped):
+    ours, theirs = zip(*ORDERED)
+    got = _spark(spark, table, _query(_ours(ours), grouped), partitions)
+    expected = _datafusion(table, theirs, grouped)
+    assert len(got) == len(expected) > 0
+    checked = 0
+    for r_got, r_exp in zip(got, expected):
+        assert _same_rows([r_got], [r_exp]), [(c, a, b) for c, a, b in zip(("k",) + ours, r_got, r_exp) if not _same(a, b)]
+        checked += len(ORDERED)
+    assert checked == len(got) * len(ORDERED)
+
+
+@pytest.mark.parametrize("rows", [0, 1], ids=["empty", "one-row"])
+def test_ordered_empty_and_one_row(spark, table, rows):
+    small = table.filter(pa.compute.is_valid(table["i"])).slice(0, rows)
+    ours, theirs = zip(*ORDERED)
+    for grouped in (True, False):
+        got = _spark(spark, small, _query(_ours(ours), grouped), 3)
+        expected = _datafusion(small, theirs, grouped)
+        assert _same_rows(got, expected), (grouped, got, expected)
+
+
+# --- t-digest -----------------------------------------------------------------------------------------
+
+TDIGEST = [
+    "approx_percentile_cont(x, 0.1)", "approx_percentile_cont(x, 0.5)", "approx_percentile_cont(x, 0.99)",
+    "approx_percentile_cont(x, 0.0)", "approx_percentile_cont(x, 1.0)",
+    "approx_percentile_cont(i, 0.9, 30)", "approx_percentile_cont(n, 0.25)", "approx_percentile_cont(x, 0.7, 500)",
+    "approx_percentile_cont(0.3) WITHIN GROUP (ORDER BY x DESC)", "approx_percentile_cont(0.8, 20) WITHIN GROUP (ORDER BY i)",
+    "approx_median(x)", "approx_median(i)", "approx_median(n)",
+    "approx_percentile_cont_with_weight(i, w, 0.4)", "approx_percentile_cont_with_weight(w, 0.6) WITHIN GROUP (ORDER BY i)",
+]
+
+
+def _digest_table(n: int, seed: int = 3) -> pa.Table:
+    rnd = random.Random(seed)
+    return pa.table({
+        "k": pa.array([i % 3 for i in range(n)], pa.int64()),
+        "x": pa.array([rnd.gauss(0, 100) if i % 13 else None for i in range(n)], pa.float64()),
+        "i": pa.array([rnd.randrange(-10**6, 10**6) for _ in range(n)], pa.int64()),
+        "n": pa.array([rnd.randrange(0, 50) if i % 7 else None for i in range(n)], pa.int32()),
+        "w": pa.array([rnd.randrange(1, 20) for _ in range(n)], pa.int64()),
+    })
+
+
+def _datafusion_single_partition(t: pa.Table, sql: str) -> list[tuple]:
+    """DataFusion on one partition in batches of 8192 rows, its default: the run sparkagg reproduces."""
+    ctx = datafusion.SessionContext(datafusion.SessionConfig().with_target_partitions(1))
+    ctx.register_record_batches("t", [t.to_batches(max_chunksize=8192) or [pa.RecordBatch.from_pylist([], schema=t.schema)]])
+    return [tuple(r.values()) for r in ctx.sql(sql).to_arrow_table().to_pylist()]
+
+
+def _one_partition(spark, t: pa.Table):
+    """``t`` as view ``t`` in one Spark partition, rows in order."""
+    spark.createDataFrame(t).coalesce(1).createOrReplaceTempView("t")
+
+
+@pytest.mark.parametrize("n", [0, 1, 100, 10_000, 50_000])
+def test_tdigest_equals_datafusion_on_one_partition(spark, n):
+    t = _digest_table(n)
+    _one_partition(spark, t)
+    got = [tuple(r) for r in spark.sql("SELECT " + ", ".join(_ours(TDIGEST)) + " FROM t").collect()]
+    expected = _datafusion_single_partition(t, "SELECT " + ", ".join(TDIGEST) + " FROM t")
+    assert got == expected, [(c, a, b) for c, a, b in zip(TDIGEST, got[0], expected[0]) if a != b]
+
+
+@pytest.mark.parametrize("partitions", [3, 17])
+def test_tdigest_within_one_percent_of_the_true_rank(spark, partitions):
+    """Across partitions the digests merge in another order: the estimate's rank stays within 1%."""
+    t = _digest_table(60_000, seed=9)
+    probes = [0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99]
+    calls = ", ".join(f"df_approx_percentile_cont(x, {p})" for p in probes)
+    got = _spark(spark, t, f"SELECT k, {calls} FROM t GROUP BY k ORDER BY k", partitions)
+    for row in got:
+        values = sorted(x for k, x in zip(t["k"].to_pylist(), t["x"].to_pylist()) if k == row[0] and x is not None)
+        for p, estimate in zip(probes, row[1:]):
+            rank = (bisect.bisect_left(values, estimate) + bisect.bisect_right(values, estimate)) / 2 / len(values)
+            assert abs(rank - p) <= 0.01, (row[0], p, estimate, rank)
+
+
+def test_tdigest_grouped_equals_datafusion_when_each_group_fits_one_batch(spark):
+    """Grouped, each group's rows arrive in one batch in both engines: the same digests."""
+    t = _digest_table(6_000, seed=4)
+    _one_partition(spark, t)
+    got = [tuple(r) for r in spark.sql(_query(_ours(TDIGEST), grouped=True)).collect()]
+    assert got == _datafusion_single_partition(t, _query(TDIGEST, grouped=True))
+
+
+# --- bad literal arguments ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call, message", [
+    ("df_approx_percentile_cont(id, 1.5)", "percentile in [0, 1]"),
+    ("df_approx_percentile_cont(id, -0.1)", "percentile in [0, 1]"),
+    ("df_approx_percentile_cont(id, id / 10)", "constant percentile"),
+    ("df_approx_percentile_cont(id, 0.5, 0)", "max_size"),
+    ("df_approx_percentile_cont(id, 0.5, -3)", "max_size"),
+    ("df_approx_percentile_cont(id, 0.5, id)", "max_size"),
+    ("df_approx_percentile_cont(id, 0.5, 2.5)", "max_size"),
+    ("df_approx_percentile_cont_with_weight(id, id, 2)", "percentile in [0, 1]"),
+    ("df_approx_median(cast(id AS string))", "numeric"),
+    ("df_approx_percentile_cont(1.2) WITHIN GROUP (ORDER BY id)", "percentile in [0, 1]"),
+    ("df_percentile_cont(1.2) WITHIN GROUP (ORDER BY id)", "[0, 1]"),
+    ("df_nth_value(id, 0)", "other than 0"),
+    ("df_nth_value(id, 1.5)", "constant integer n"),
+    ("df_nth_value(id, id)", "constant integer n"),
+    ("df_first_value(id, id > 1)", "constant boolean ignore_nulls"),
+    ("df_string_agg(cast(id AS string), cast(id AS string))", "constant string"),
+    ("df_array_agg(id) WITHIN GROUP (ORDER BY named_struct('a', id))", "cannot order by"),
+])
+def test_bad_literals_are_refused_at_analysis(spark, call, message):
+    with pytest.raises(AnalysisException) as refused:
+        spark.sql(f"SELECT {call} FROM range(3)").schema
+    text = str(refused.value)
+    assert message in text and call.split("(")[0] in text, text
+
+
+def test_within_group_on_an_unordered_function_is_refused(spark):
+    with pytest.raises(AnalysisException, match="df_sum"):
+        spark.sql("SELECT df_sum(id) WITHIN GROUP (ORDER BY id) FROM range(3)").schema
+
+
+def test_ordered_state_round_trip(spark):
+    """The keys travel in the state: merging saved states gives the ordered result, directions included."""
+    spark.sql("""SELECT id % 3 AS g, df_array_agg_state(id) WITHIN GROUP (ORDER BY id DESC) AS s,
+                        df_first_value_state(id) WITHIN GROUP (ORDER BY id DESC) AS f,
+                        df_string_agg_state(cast(id AS string), '-') WITHIN GROUP (ORDER BY id) AS j
+                 FROM range(12) GROUP BY id % 3""").createOrReplaceTempView("states")
+    row = spark.sql("SELECT df_array_agg_merge(s), df_first_value_merge(f), df_string_agg_merge(j, '-') "
+                    "FROM states").collect()[0]
+    assert list(row[0]) == list(range(11, -1, -1))
+    assert row[1] == 11
+    assert row[2] == "-".join(str(i) for i in range(12))
