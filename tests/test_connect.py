@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -13,6 +14,11 @@ from pathlib import Path
 import pytest
 
 import sparkagg
+
+
+# 8 one-row tasks sleeping 0.7 s each.
+SLOW_QUERY = ("SELECT df_sum(id) AS s, df_count(*) AS n FROM (SELECT id, java_method('java.lang.Thread', "
+              "'sleep', 700L) AS r FROM range(0, 8, 1, 8)) WHERE r IS NOT NULL")
 
 
 def _free_port() -> int:
@@ -33,8 +39,17 @@ def remote(tmp_path_factory) -> dict:
     server = subprocess.Popen(
         ["bash", str(home / "sbin" / "start-connect-server.sh"), "--wait", "--master", "local[2]",
          "--jars", sparkagg.jar_path(), "--conf", f"spark.sql.extensions={sparkagg.EXTENSIONS}",
-         "--conf", f"spark.connect.grpc.binding.port={port}", "--conf", "spark.ui.enabled=false"],
-        stdout=log, stderr=subprocess.STDOUT, env=env)
+         "--conf", f"spark.connect.grpc.binding.port={port}", "--conf", "spark.ui.enabled=false",
+         "--conf", "spark.connect.progress.reportInterval=500ms"],
+        stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+
+    def stop_server() -> None:  # the script's JVM outlives a terminated bash: stop its whole group
+        try:
+            os.killpg(server.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        server.wait(timeout=60)
+
     deadline = time.time() + 180
     while time.time() < deadline:
         with socket.socket() as s:
@@ -44,18 +59,22 @@ def remote(tmp_path_factory) -> dict:
             pytest.fail(f"the Spark Connect server exited: {Path(log.name).read_text()[-3000:]}")
         time.sleep(1)
     else:
-        server.terminate()
+        stop_server()
         pytest.fail("the Spark Connect server did not open its port in 180 s")
     client = subprocess.run([sys.executable, str(Path(__file__).parent / "apps" / "connect_client.py"),
                              f"sc://127.0.0.1:{port}"], capture_output=True, text=True, timeout=300, env=env)
-    server.terminate()
-    server.wait(timeout=60)
+    # The CLI against the same server: a job of a few seconds, its progress from the server's reports.
+    cli = subprocess.run([sys.executable, "-m", "sparkagg.cli", "sql", "--remote", f"sc://127.0.0.1:{port}",
+                          "--progress", "--format", "csv", SLOW_QUERY],
+                         capture_output=True, text=True, timeout=300, env=env)
+    stop_server()
     log.close()
     assert client.returncode == 0, client.stderr[-3000:]
     results = {}
     for line in client.stdout.splitlines():
         if line.startswith("{"):
             results.update(json.loads(line))
+    results["cli"] = cli
     return results
 
 
@@ -70,3 +89,11 @@ def test_column_functions_over_spark_connect(remote):
 def test_sliding_window_and_state_forms_over_spark_connect(remote):
     assert remote["window"] == [[10, 1], [20, 1], [15, 2]]
     assert remote["state"] == [[1.5]]
+
+
+def test_cli_over_spark_connect_with_progress(remote):
+    cli = remote["cli"]
+    assert cli.returncode == 0, cli.stderr[-3000:]
+    assert cli.stdout.splitlines() == ["s,n", "28,8"]
+    progress = [l for l in cli.stderr.splitlines() if l.startswith("sparkagg: ") and "/8 tasks" in l]
+    assert progress, cli.stderr[-3000:]

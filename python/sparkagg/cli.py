@@ -2,11 +2,19 @@
 
     sparkagg sql "SELECT df_avg(x) FROM VALUES (1), (2) AS t(x)"
     sparkagg sql -f queries.sql --master local[2] --format csv
+    sparkagg sql --remote sc://host:15002 "SELECT ..."         (a Spark Connect server with the extension)
     sparkagg functions
     sparkagg demo
     sparkagg check "SELECT k, df_avg(x) FROM t GROUP BY k"     (or: sparkagg check -f queries.sql)
 
-Exit codes: 0 success, 1 the query failed (Spark's error is printed), 2 bad usage.
+Exit codes of sql: 0 success; 1 a statement failed (Spark's error message is printed on
+stderr, after the results of the statements before it) or Spark could not start; 2 bad usage (arguments,
+an unreadable file); 130 interrupted (Ctrl-C cancels the running job).
+
+``sql`` shows the progress of long jobs on stderr (active stages: tasks done / total, elapsed time) when
+stderr is a terminal; ``--progress`` shows it anywhere (a line per change, for logs), ``--no-progress``
+never. With ``--remote`` the progress comes from the Spark Connect server's reports.
+
 ``check`` exits 0 when Spark and the reference model agree, 1 on a difference (the differing rows
 are printed) or a failing query, 2 on bad usage (including a query outside check's scope).
 """
@@ -14,10 +22,13 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
+import logging
 import sys
 
 import sparkagg
+from .progress import JobProgress
 
 
 def _statements(text: str) -> list[str]:
@@ -33,39 +44,83 @@ def _statements(text: str) -> list[str]:
         l.strip().startswith("--") or not l.strip() for l in p.splitlines())]
 
 
-def _print(df, fmt: str, out=sys.stdout) -> None:
+def _render(df, fmt: str) -> str:
+    """The result of a statement as text (this runs its job); nothing for a statement without columns."""
+    if not df.columns:
+        return ""
     if fmt == "table":
-        df.show(n=2**31 - 2, truncate=False)
-        return
+        return df._show_string(n=2**31 - 2, truncate=False) + "\n"
     rows = df.collect()
+    out = io.StringIO()
     if fmt == "csv":
-        writer = csv.writer(out)
+        writer = csv.writer(out, lineterminator="\n")
         writer.writerow(df.columns)
         writer.writerows([[("" if v is None else v) for v in r] for r in rows])
     else:
         for r in rows:
             out.write(json.dumps(r.asDict(recursive=True), default=str) + "\n")
+    return out.getvalue()
 
 
 def _session(args):
+    if getattr(args, "remote", None):  # Spark Connect: the server has the JAR and the extension
+        from pyspark.sql import SparkSession
+        from . import functions
+        spark = SparkSession.builder.remote(args.remote).getOrCreate()
+        functions.use_prefix(args.prefix)
+        return spark
+    # The CLI shows its own progress (sparkagg.progress), not Spark's console bar.
     return sparkagg.session(master=args.master, prefix=args.prefix,
-                            **{"spark.ui.showConsoleProgress": "true", "spark.log.level": "WARN"})
+                            **{"spark.ui.showConsoleProgress": "false", "spark.log.level": "WARN"})
+
+
+def _quiet_error_log() -> None:
+    """PySpark logs a failing SQL statement's error with its Java stack trace; the CLI prints the message."""
+    try:
+        from pyspark.logger import PySparkLogger
+        PySparkLogger.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
+    except Exception:
+        pass
+
+
+def _message(e: BaseException) -> str:
+    """Spark's message for an error: its first line (the error class and text), not a traceback."""
+    lines = [l for l in str(e).strip().splitlines() if l.strip()]
+    return lines[0] if lines else type(e).__name__
 
 
 def cmd_sql(args) -> int:
     if bool(args.query) == bool(args.file):
         print("sparkagg sql: give a query or -f FILE (not both)", file=sys.stderr)
         return 2
-    text = args.query or open(args.file, encoding="utf-8").read()
-    spark = _session(args)
     try:
-        for stmt in _statements(text):
-            df = spark.sql(stmt)
-            if df.columns:
-                _print(df, args.format)
-    except Exception as e:  # a Spark error: print its message, not a Python traceback
-        print(f"sparkagg sql: {str(e).splitlines()[0]}", file=sys.stderr)
+        text = args.query or open(args.file, encoding="utf-8").read()
+    except OSError as e:
+        print(f"sparkagg sql: {e}", file=sys.stderr)
+        return 2
+    statements = _statements(text)
+    if not statements:
+        print("sparkagg sql: no statement to run", file=sys.stderr)
+        return 2
+    try:
+        spark = _session(args)
+    except Exception as e:
+        print(f"sparkagg sql: could not start Spark: {_message(e)}", file=sys.stderr)
         return 1
+    _quiet_error_log()
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    for stmt in statements:
+        try:
+            if show:
+                with JobProgress(spark, sys.stderr, tty=sys.stderr.isatty()):
+                    output = _render(spark.sql(stmt), args.format)
+            else:
+                output = _render(spark.sql(stmt), args.format)
+        except Exception as e:  # a Spark error: print its message, not a Python traceback
+            print(f"sparkagg sql: {_message(e)}", file=sys.stderr)
+            return 1
+        sys.stdout.write(output)
+        sys.stdout.flush()
     return 0
 
 
@@ -161,13 +216,22 @@ def main(argv: list[str] | None = None) -> int:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--master", default="local[*]", help="Spark master URL (default local[*])")
     common.add_argument("--prefix", default=sparkagg.DEFAULT_PREFIX, help="function name prefix (default df_)")
+    remote = argparse.ArgumentParser(add_help=False)
+    remote.add_argument("--remote", metavar="URL",
+                        help="a Spark Connect server (sc://host:port) started with the sparkagg JAR and extension, "
+                             "instead of --master")
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("sql", parents=[common], help="run SQL statements and print their results")
+    p = sub.add_parser("sql", parents=[common, remote], help="run SQL statements and print their results")
     p.add_argument("query", nargs="?", help="SQL text (statements separated by ';')")
     p.add_argument("-f", "--file", help="a file of SQL statements")
     p.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--progress", dest="progress", action="store_true", default=None,
+                       help="show job progress on stderr even when it is not a terminal")
+    shown.add_argument("--no-progress", dest="progress", action="store_false",
+                       help="never show job progress (default: shown when stderr is a terminal)")
     p.set_defaults(run=cmd_sql)
-    p = sub.add_parser("functions", parents=[common], help="list every function with its signature")
+    p = sub.add_parser("functions", parents=[common, remote], help="list every function with its signature")
     p.set_defaults(run=cmd_functions)
     p = sub.add_parser("demo", parents=[common], help="showcase on local Spark, beside the reference model")
     p.set_defaults(run=cmd_demo)
@@ -180,7 +244,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="compute F with G's model (to see a difference reported); repeatable")
     p.set_defaults(run=cmd_check)
     args = parser.parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except KeyboardInterrupt:
+        print(f"sparkagg {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
