@@ -29,6 +29,12 @@ from __future__ import annotations
 from .accumulator import Accumulator
 from .approx_distinct import ApproxDistinctAccumulator  # noqa: F401  (registers approx_distinct)
 from .percentile import PercentileContAccumulator  # noqa: F401  (registers percentile_cont)
+from .tdigest import (  # noqa: F401  (registers approx_percentile_cont, approx_median, ..._with_weight)
+    ApproxMedianAccumulator,
+    ApproxPercentileContAccumulator,
+    ApproxPercentileContWithWeightAccumulator,
+    TDigest,
+)
 from .bitwise import BitwiseAccumulator
 from .drivers import aggregate, aggregate_groups, sliding
 from .functions import (
