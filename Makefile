@@ -6,7 +6,7 @@ SBT     := ./build/sbt
 JAR     := target/sparkagg.jar
 TESTJAR := target/sparkagg-tests.jar
 
-.PHONY: all venv jar test test-scala test-python demo bench wheel clean
+.PHONY: all venv jar test test-scala test-python demo bench bench-deps wheel clean
 
 all: jar
 
@@ -26,7 +26,13 @@ jar: venv
 test-scala: venv
 	$(SBT) test
 
-test-python: jar
+# The bench extra (matplotlib) draws bench/results/bench.png; tests check the plot script on small data.
+bench-deps: $(VENV)/.bench
+$(VENV)/.bench: $(VENV)/.installed
+	$(PY) -m pip install -q -e 'python[test,bench]'
+	touch $@
+
+test-python: jar bench-deps
 	$(PY) -m pytest tests -q
 
 test: jar test-scala test-python
@@ -34,9 +40,15 @@ test: jar test-scala test-python
 demo: jar
 	$(VENV)/bin/sparkagg demo
 
-bench: jar
+# Each script prints its figures and records its ratios in bench/results/<script>.json; plot.py draws
+# them all into bench/results/bench.png (the README's plot). `--rows N` on a script makes a short trial
+# run; `--out DIR` keeps it away from bench/results.
+bench: jar bench-deps
 	$(PY) bench/bench_avg_sum.py
 	$(PY) bench/bench_numeric.py
+	$(PY) bench/bench_collections.py
+	$(PY) bench/bench_window.py
+	$(PY) bench/plot.py
 
 # A wheel that carries the JAR.
 wheel: jar

@@ -4,11 +4,11 @@ df_median / median, df_percentile_cont / percentile_cont, df_approx_percentile_c
 df_array_agg / collect_list. The arrays are measured through size(...), so the cost is building the
 lists, not moving them out. Times and ratios measured in this one run.
 
-    .venv/bin/python bench/bench_collections.py [--rows N] [--repeat R]
+    .venv/bin/python bench/bench_collections.py [--rows N] [--repeat R] [--out DIR]
+
+The ratios go to bench/results/bench_collections.json (bench/plot.py).
 """
 from __future__ import annotations
-
-import argparse
 
 import common
 
@@ -34,7 +34,7 @@ def available(spark, calls: list[tuple[str, str, str, str]]) -> list[tuple[str, 
     return kept
 
 
-def main(rows: int, repeat: int) -> None:
+def main(rows: int, repeat: int, out=common.RESULTS) -> None:
     spark = common.session()
     common.base_table(spark, rows)
     print(f"bench_collections: {rows:,} rows, local[2], best of {repeat} (noop write)")
@@ -49,15 +49,17 @@ def main(rows: int, repeat: int) -> None:
                 t[call] = common.timed(spark, call, f"SELECT {key}, {call} FROM base GROUP BY {key}", repeat)
         timings[label] = t
     print("ratios, sparkagg / Spark built-in (lower is better for sparkagg):")
+    recorder = common.Recorder("bench_collections", "collections and percentiles", rows, repeat)
+    chart = f"Collections and percentiles, {rows:,} rows: sparkagg / Spark built-in"
+    groups = [label for _, label in common.GROUPINGS]
     for _, label in common.GROUPINGS:
         for name, ours, spark_name, theirs in calls:
             print(common.ratio_line(f"{name} / {spark_name}, {label}", timings[label][ours], timings[label][theirs]))
+            recorder.add(chart, groups, name, f"Spark {spark_name}", label, timings[label][ours], timings[label][theirs])
+    recorder.write(spark, out)
     spark.stop()
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=common.ROWS, help=f"rows of the table (default {common.ROWS:,})")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per query, the best is kept (default 3)")
-    args = parser.parse_args()
-    main(args.rows, args.repeat)
+    args = common.arguments(__doc__).parse_args()
+    main(args.rows, args.repeat, args.out)

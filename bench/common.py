@@ -1,12 +1,69 @@
 """Shared benchmark harness: one local[2] session with sparkagg, timing by a noop write (the whole
-query runs, nothing is collected), best of N runs, ratios printed against anchors measured in the same run."""
+query runs, nothing is collected), best of N runs, ratios printed against anchors measured in the same run.
+Each script also records its ratios in bench/results/<script>.json (a Recorder), which bench/plot.py draws."""
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import platform
 import time
+from pathlib import Path
 
 import sparkagg
 
 ROWS = 5_000_000
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def arguments(doc: str, rows: int = ROWS) -> argparse.ArgumentParser:
+    """The options every script takes: --rows (a smaller run to try things), --repeat, --out."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=rows, help=f"rows of the table (default {rows:,})")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per query, the best is kept (default 3)")
+    parser.add_argument("--out", type=Path, default=RESULTS,
+                        help="folder of the results JSON (default bench/results, which the README's plot shows)")
+    return parser
+
+
+class Recorder:
+    """The ratios of one script's run, as bench/plot.py reads them: charts of bars, each bar the time of
+    ``a`` over the time of ``b`` for one group (a column: "1k groups", "w = 100"), with both times."""
+
+    def __init__(self, script: str, title: str, rows: int, repeat: int):
+        self.data = {"script": script, "title": title, "rows": rows, "repeat": repeat,
+                     "measured": time.strftime("%Y-%m-%d %H:%M"), "source": f"bench/{script}.py",
+                     "machine": f"{platform.machine()}, {os.cpu_count()} cores, local[2]",
+                     "spark": None, "charts": []}
+
+    def chart(self, title: str, groups: list[str]) -> dict:
+        for c in self.data["charts"]:
+            if c["title"] == title:
+                return c
+        c = {"title": title, "groups": list(groups), "bars": []}
+        self.data["charts"].append(c)
+        return c
+
+    def add(self, chart: str, groups: list[str], a: str, b: str, group: str, a_seconds: float | None,
+            b_seconds: float | None) -> None:
+        """One ratio a / b in ``group``; a missing time (a query not run) leaves the bar out."""
+        c = self.chart(chart, groups)
+        bar = next((x for x in c["bars"] if x["a"] == a and x["b"] == b), None)
+        if bar is None:
+            bar = {"a": a, "b": b, "ratios": {}, "seconds": {}}
+            c["bars"].append(bar)
+        if a_seconds is not None and b_seconds is not None and b_seconds > 0:
+            bar["ratios"][group] = round(a_seconds / b_seconds, 4)
+            bar["seconds"][group] = [round(a_seconds, 4), round(b_seconds, 4)]
+
+    def write(self, spark=None, out: Path = RESULTS) -> Path:
+        if spark is not None:
+            self.data["spark"] = spark.version
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / f"{self.data['script']}.json"
+        path.write_text(json.dumps(self.data, indent=1) + "\n")
+        print(f"ratios recorded in {path}")
+        return path
 
 
 def session():
@@ -45,8 +102,10 @@ def ratio_line(label: str, ours: float, anchor: float, note: str = "") -> str:
     return f"  {label:48s} {ours / anchor:6.2f}x {note}"
 
 
-def compare(spark, calls: list[tuple[str, str]]) -> dict[str, dict[str, float]]:
-    """Times each (sparkagg call, Spark built-in call) at 1k and 1M groups, prints both and their ratio.
+def compare(spark, calls: list[tuple[str, str]], recorder: Recorder | None = None, chart: str = "",
+            repeat: int = 3, names: dict[str, str] | None = None) -> dict[str, dict[str, float]]:
+    """Times each (sparkagg call, Spark built-in call) at 1k and 1M groups, prints both and their ratio,
+    and records the ratios in ``chart`` of ``recorder`` (bars named by ``names`` of the calls, if given).
     Returns {grouping label: {call: seconds}}."""
     timings = {}
     for key, label in GROUPINGS:
@@ -54,10 +113,15 @@ def compare(spark, calls: list[tuple[str, str]]) -> dict[str, dict[str, float]]:
         t = {}
         for ours, theirs in calls:
             for call in (theirs, ours):
-                t[call] = timed(spark, call, f"SELECT {key}, {call} FROM base GROUP BY {key}")
+                t[call] = timed(spark, call, f"SELECT {key}, {call} FROM base GROUP BY {key}", repeat)
         timings[label] = t
     print("ratios, sparkagg / Spark built-in (lower is better for sparkagg):")
-    for _, label in GROUPINGS:
+    groups = [label for _, label in GROUPINGS]
+    for label in groups:
         for ours, theirs in calls:
             print(ratio_line(f"{ours} / {theirs}, {label}", timings[label][ours], timings[label][theirs]))
+            if recorder is not None:
+                name = (names or {}).get
+                recorder.add(chart, groups, name(ours, ours), name(theirs, theirs), label,
+                             timings[label][ours], timings[label][theirs])
     return timings
