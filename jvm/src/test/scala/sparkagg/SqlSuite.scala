@@ -22,7 +22,8 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
       "IF(id % 5 = 0, NULL, CAST(id * 31 % 997 AS DECIMAL(10, 2)) / 3) AS m",
       "IF(id % 17 = 0, NULL, CAST(id * 13 % 101 AS STRING)) AS s",
       "IF(id % 19 = 0, NULL, DATE_ADD(DATE'2020-01-01', CAST(id % 400 AS INT))) AS dt",
-      "IF(id % 23 = 0, NULL, id % 3 = 0) AS b"
+      "IF(id % 23 = 0, NULL, id % 3 = 0) AS b",
+      "id AS u"
     ).createOrReplaceTempView("t")
     spark.sql("SELECT * FROM t WHERE k < 0").createOrReplaceTempView("empty")
   }
@@ -146,7 +147,11 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
       "stddev_pop(l)", "covar_samp(d, l)", "covar_pop(l, i)", "corr(d, l)", "regr_slope(d, l)",
       "regr_intercept(d, l)", "regr_count(d, i)", "regr_r2(d, l)", "regr_avgx(d, l)", "regr_avgy(d, l)",
       "regr_sxx(d, l)", "regr_syy(d, l)", "regr_sxy(d, l)", "median(i)", "median(m)", "array_agg(s)",
-      "string_agg(s, '|')", "approx_distinct(l)", "percentile_cont(0.3)")
+      "string_agg(s, '|')", "approx_distinct(l)", "percentile_cont(0.3)", "array_agg(i)", "string_agg(s, ',')",
+      "first_value(s)", "last_value(i, true)", "nth_value(l, -2)", "approx_percentile_cont(d, 0.4)",
+      "approx_percentile_cont_with_weight(d, abs(i) % 3 + 1, 0.6)", "approx_median(l)")
+    // Ordered calls: the key `u` is unique, so their results do not depend on the plan.
+    val ordered = Set("array_agg(i)", "string_agg(s, ',')", "first_value(s)", "last_value(i, true)", "nth_value(l, -2)")
     def name(c: String) = c.takeWhile(_ != '(')
     assert(Functions.all.map(_.name).toSet == calls.map(name).toSet, "every function's state forms are rolled up")
     // Unordered array_agg / string_agg: the order of elements depends on the plan; compared as multisets.
@@ -158,14 +163,20 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
     def args(c: String) = c.dropWhile(_ != '(')
     val days = spark.sql("SELECT *, CAST(l % 90 AS INT) AS day FROM t")
     days.createOrReplaceTempView("days")
-    def within(c: String) = if (name(c) == "percentile_cont") " WITHIN GROUP (ORDER BY d)" else ""
-    spark.sql(s"SELECT k, day, ${calls.zipWithIndex.map { case (c, i) => s"df_${name(c)}_state${args(c)}${within(c)} AS s$i" }
+    def within(i: Int) =
+      if (name(calls(i)) == "percentile_cont") " WITHIN GROUP (ORDER BY d)"
+      else if (ordered(calls(i))) " WITHIN GROUP (ORDER BY u DESC)" else ""
+    spark.sql(s"SELECT k, day, ${calls.zipWithIndex.map { case (c, i) => s"df_${name(c)}_state${args(c)}${within(i)} AS s$i" }
       .mkString(", ")} FROM days GROUP BY k, day").write.mode("overwrite").parquet(dir)
     spark.read.parquet(dir).createOrReplaceTempView("daily")
     // Months from days, then the whole key from months: rollups of rollups.
-    def params(c: String) = name(c) match {
-      case "string_agg" => ", '|'"
-      case "percentile_cont" => ", 0.3"
+    def params(c: String) = c match {
+      case "string_agg(s, '|')" => ", '|'"
+      case "string_agg(s, ',')" => ", ','"
+      case "percentile_cont(0.3)" => ", 0.3"
+      case "nth_value(l, -2)" => ", -2"
+      case "approx_percentile_cont(d, 0.4)" => ", 0.4"
+      case "approx_percentile_cont_with_weight(d, abs(i) % 3 + 1, 0.6)" => ", 0.6"
       case _ => ""
     }
     spark.sql(s"SELECT k, day DIV 30 AS month, ${calls.indices.map(i => s"df_${name(calls(i))}_merge_state(s$i${params(calls(i))}) AS s$i")
@@ -175,12 +186,28 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
     val finalized = rows(spark.sql(s"SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_finalize(s$i${params(calls(i))})")
       .mkString(", ")} FROM (SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_merge_state(s$i${params(calls(i))}) AS s$i")
       .mkString(", ")} FROM monthly GROUP BY k) ORDER BY k"))
-    val direct = rows(spark.sql(s"SELECT k, ${calls.map(c => "df_" + c + within(c)).mkString(", ")} FROM days GROUP BY k ORDER BY k"))
+    val direct = rows(spark.sql(s"SELECT k, ${calls.indices.map(i => "df_" + calls(i) + within(i)).mkString(", ")} FROM days GROUP BY k ORDER BY k"))
+    // t-digests merged in another order estimate differently (and their merged forms return doubles):
+    // the estimates' ranks among the group's values agree within 3% (4 of a group's ~135 values; the
+    // 1% bar of the spec is tested on large groups in tests/test_oracle_ordered.py).
+    val approximate = Map("approx_percentile_cont(d, 0.4)" -> "d",
+      "approx_percentile_cont_with_weight(d, abs(i) % 3 + 1, 0.6)" -> "d", "approx_median(l)" -> "l").map { case (c, col) =>
+        c -> rows(spark.sql(s"SELECT k, sort_array(collect_list(CAST($col AS DOUBLE))) FROM t GROUP BY k"))
+          .map(r => r.get(0) -> r.getSeq[Double](1).toArray).toMap
+      }
+    def rank(sorted: Array[Double], x: Double) = (sorted.count(_ < x) + sorted.count(_ <= x)) / 2.0 / sorted.length
     for (result <- Seq(merged, finalized)) {
       assert(result.size == direct.size)
       result.zip(direct).foreach { case (x, y) =>
         x.toSeq.zip(y.toSeq).zipWithIndex.foreach { case ((u, v), i) =>
-          assert(Gen.same(comparable(u), comparable(v)), s"${if (i == 0) "k" else calls(i - 1)}: $u vs $v") }
+          val call = if (i == 0) "k" else calls(i - 1)
+          approximate.get(call) match {
+            case Some(groups) =>
+              val sorted = groups(x.get(0))
+              assert(math.abs(rank(sorted, u.toString.toDouble) - rank(sorted, v.toString.toDouble)) <= 0.03, s"$call: $u vs $v")
+            case None => assert(Gen.same(comparable(u), comparable(v)), s"$call: $u vs $v")
+          }
+        }
       }
     }
   }

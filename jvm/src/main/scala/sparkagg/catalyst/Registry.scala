@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.sparkagg.SparkInternals
-import sparkagg.api.{BindContext, FunctionDef, FunctionDoc}
+import sparkagg.api.{BindContext, FunctionDef, FunctionDoc, WithinGroup}
 import sparkagg.functions.Functions
 
 /**
@@ -51,10 +51,10 @@ object Registry {
     val finalize = s"${base}${Form.Finalize.suffix}"
     // An example's call, with its WITHIN GROUP clause if any, and the rest of its query.
     val Example = """SELECT _FUNC_\((.+?)\)((?: WITHIN GROUP \(ORDER BY [^)]+\))?) FROM (.+)""".r
-    // Constant arguments (string_agg's delimiter; every argument of a WITHIN GROUP function) are
-    // parameters, given to every form again.
+    // Constant arguments (string_agg's delimiter; every argument of a function whose WITHIN GROUP key is
+    // its value) are parameters, given to every form again.
     def parameters(args: String, within: String): String =
-      if (within.nonEmpty) ", " + args
+      if (within.nonEmpty && function.withinGroup.isInstanceOf[WithinGroup.KeyAsValue]) ", " + args
       else args.split(", ").drop(1).filter(a => a.startsWith("'") || a.headOption.exists(_.isDigit)).map(", " + _).mkString
     def derived(make: (String => String, String, String) => String): Seq[(String, String)] =
       doc.examples.collectFirst {

@@ -123,7 +123,7 @@ object ApproxPercentileContWithWeight extends FunctionDef {
     arguments = Seq("expr" -> Types.Numeric, "weight" -> Types.Numeric, "p" -> "a constant in [0, 1]",
       "max_size" -> "a constant integer > 0, default 100"),
     examples = Seq(
-      "SELECT _FUNC_(col, w, 0.5) FROM VALUES (1, 1), (2, 1), (3, 10) AS tab(col, w)" -> "2",
+      "SELECT _FUNC_(col, w, 0.5) FROM VALUES (1.0D, 1), (2.0D, 1), (3.0D, 10) AS tab(col, w)" -> "2.0",
       "SELECT _FUNC_(w, 0.9) WITHIN GROUP (ORDER BY col) FROM VALUES (1, 1), (2, 1), (3, 10) AS tab(col, w)" -> "3"))
 
   // WITHIN GROUP puts the key first: (x, weight, p [, max_size], descending), as the direct call.
@@ -141,8 +141,8 @@ object ApproxMedian extends FunctionDef {
     usage = "_FUNC_(expr) - The approximate median of expr, by a t-digest of about 100 centroids; in the type of expr.",
     arguments = Seq("expr" -> Types.Numeric),
     examples = Seq(
-      "SELECT _FUNC_(col) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "2",
-      "SELECT _FUNC_(col) FROM VALUES (1.0D), (2.0D), (9.0D) AS tab(col)" -> "2.0"))
+      "SELECT _FUNC_(col) FROM VALUES (1.0D), (2.0D), (9.0D) AS tab(col)" -> "2.0",
+      "SELECT _FUNC_(col) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "2"))
 
   private val half = Arg(DoubleType, nullable = false, Some(0.5))
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args match {

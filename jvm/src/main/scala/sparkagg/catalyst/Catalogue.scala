@@ -1,0 +1,85 @@
+package sparkagg.catalyst
+
+import scala.util.Try
+
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+import sparkagg.api._
+import sparkagg.functions.Functions
+
+/**
+ * What each built-in function is, as its implementation says: name, aliases, signature, whether a
+ * sliding window retracts it, whether the vectorised grouped path runs it. `sparkagg functions` prints
+ * it and a test holds the README's function table to it.
+ *
+ * Retract is read from the accumulators themselves: the function is bound to every argument list of
+ * up to four arguments drawn from a few representative types (each argument also a constant, for the
+ * parameters: p, n, delimiter, ignore_nulls, ...), with an ordering key added for the functions that
+ * take `WITHIN GROUP (ORDER BY ...)` keys, and each binding's accumulators are asked.
+ *  - "yes": the accumulator retracts;
+ *  - "sliding variant": only the accumulator made for sliding frames does (min / max's monotonic queue);
+ *  - "no": neither (a sliding window slides it on two stacks of states instead);
+ *  - several of these, naming an argument list for each, when the answer depends on the arguments.
+ *
+ * Grouped path: the vectorised GroupsAccumulator operator (exec/, issue 7) does not exist yet, so every
+ * function runs through the row-at-a-time Accumulator host, and the answer is "no" for all.
+ */
+object Catalogue {
+  final case class Row(name: String, aliases: Seq[String], signature: String, retract: String, grouped: String,
+      withinGroup: String)
+
+  private val types: Seq[(DataType, Any)] = Seq(
+    DoubleType -> 0.5, LongType -> 2L, IntegerType -> 2, StringType -> UTF8String.fromString(","),
+    BooleanType -> false, DecimalType(10, 2) -> Decimal(BigDecimal("0.50")))
+
+  private val key = Arg(LongType, nullable = true, sortKey = Some(SortKey(descending = false, nullsFirst = false)))
+
+  /** Argument lists of up to `max` arguments, each argument either a column or a constant of its type. */
+  private def candidates(max: Int): Seq[Seq[Arg]] = {
+    val one = types.flatMap { case (t, v) => Seq(Arg(t, nullable = true), Arg(t, nullable = false, Some(v))) }
+    (0 to max).flatMap(n => Seq.fill(n)(one).foldLeft(Seq(Seq.empty[Arg]))((acc, next) => for (a <- acc; b <- next) yield a :+ b))
+  }
+  private lazy val argumentLists: Seq[Seq[Arg]] = candidates(3)
+
+  private val ctx = BindContext(failOnOverflow = true)
+
+  /** The retract answer of one binding. */
+  private def retractOf(b: Bound): String =
+    if (b.newAccumulator().supportsRetract) "yes"
+    else if (b.newSlidingAccumulator.exists(_().supportsRetract)) "sliding variant"
+    else "no"
+
+  private def describe(args: Seq[Arg]): String =
+    args.map(a => a.dataType.simpleString + (if (a.sortKey.isDefined) " (order key)" else "")).mkString("(", ", ", ")")
+
+  def row(f: FunctionDef): Row = {
+    val lists = f.withinGroup match {
+      case WithinGroup.OrderedBy => argumentLists ++ argumentLists.map(_ :+ key)
+      case _ => argumentLists
+    }
+    // One argument list per answer, the first found, to name it when answers differ.
+    val answers = lists.iterator
+      .flatMap(args => Try(f.bind(args, ctx)).toOption.flatMap(_.toOption).flatMap(b => Try(retractOf(b)).toOption).map(_ -> args))
+      .foldLeft(Vector.empty[(String, Seq[Arg])])((seen, a) => if (seen.exists(_._1 == a._1)) seen else seen :+ a)
+    val retract = answers match {
+      case Seq() => "unknown (no argument list tried binds)"
+      case Seq((answer, _)) => answer
+      case many => many.map { case (answer, args) => s"$answer for ${describe(args)}" }.mkString("; ")
+    }
+    val within = f.withinGroup match {
+      case WithinGroup.Refused => "no"
+      case WithinGroup.KeyAsValue(true) => "required"
+      case WithinGroup.KeyAsValue(false) => "optional"
+      case WithinGroup.OrderedBy => "ordering keys"
+    }
+    Row(f.name, f.aliases, f.signature, retract, grouped = "no", within)
+  }
+
+  lazy val rows: Seq[Row] = Functions.all.map(row)
+
+  /** The rows as tab-separated text for py4j: name, aliases (comma-separated), signature, retract,
+   *  grouped path, WITHIN GROUP; one line per function. */
+  def tsv(): String =
+    rows.map(r => Seq(r.name, r.aliases.mkString(","), r.signature, r.retract, r.grouped, r.withinGroup)
+      .map(_.replace('\t', ' ').replace('\n', ' ')).mkString("\t")).mkString("\n")
+}

@@ -1,0 +1,27 @@
+package sparkagg
+
+import org.scalatest.funsuite.AnyFunSuite
+import sparkagg.catalyst.Catalogue
+import sparkagg.functions.Functions
+
+class CatalogueSuite extends AnyFunSuite {
+  private def retract(name: String) = Catalogue.rows.find(_.name == name).get.retract
+
+  test("one row per function, each bound by some argument list") {
+    assert(Catalogue.rows.map(_.name) == Functions.all.map(_.name))
+    Catalogue.rows.foreach(r => assert(!r.retract.startsWith("unknown"), r))
+  }
+
+  test("retract as the accumulators say") {
+    Seq("count", "sum", "avg", "var_samp", "corr", "regr_slope", "bit_xor").foreach(n => assert(retract(n) == "yes", n))
+    Seq("min", "max").foreach(n => assert(retract(n) == "sliding variant", n))
+    Seq("bit_and", "bool_or", "median", "string_agg").foreach(n => assert(retract(n) == "no", n))
+    assert(Catalogue.rows.forall(_.grouped == "no"), "no vectorised grouped path yet (issue 7)")
+  }
+
+  test("tab-separated rows for py4j") {
+    val lines = Catalogue.tsv().split("\n")
+    assert(lines.length == Functions.all.size && lines.forall(_.split("\t", -1).length == 6))
+    assert(lines.exists(_.startsWith("avg\tmean\t")))
+  }
+}
