@@ -20,7 +20,9 @@ __all__ = [
     "var_samp", "var_pop", "stddev", "stddev_pop", "covar_samp", "covar_pop", "corr",
     "regr_slope", "regr_intercept", "regr_count", "regr_r2", "regr_avgx", "regr_avgy",
     "regr_sxx", "regr_syy", "regr_sxy",
-    "array_agg", "string_agg", "median", "approx_distinct", "percentile_cont",
+    "array_agg", "string_agg", "first_value", "last_value", "nth_value",
+    "median", "approx_distinct", "percentile_cont",
+    "approx_percentile_cont", "approx_percentile_cont_with_weight", "approx_median",
     "use_prefix",
 ]
 
@@ -299,24 +301,90 @@ def regr_sxy(y, x) -> Column:
     return _call("regr_sxy", y, x)
 
 
-def array_agg(col) -> Column:
-    """The values, NULLs kept, as an array; NULL (not []) when there are no rows.
+def _sql_text(value) -> str:
+    """A column name (str) or a Python constant as SQL text, for calls that need SQL's own syntax."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, _Literal):
+        return "'" + value.text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(value, str):
+        return "`" + value.replace("`", "``") + "`"
+    raise TypeError(f"with order_by, pass columns by name (str), not {type(value).__name__}")
 
-    >>> df = spark.createDataFrame([(1,), (None,), (1,)], "x int")
+
+class _Literal:
+    """A string constant, as opposed to a column name."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _ordered(name: str, args: list, order_by: str | None, literals: list | None = None) -> Column:
+    """``name(args)`` or, with ``order_by``, ``name(args) WITHIN GROUP (ORDER BY order_by)``: SQL text
+    (Spark Connect sends it to the server as it is), so the arguments must be column names there."""
+    literals = literals or []
+    if order_by is None:
+        return _call(name, *args, *[F.lit(v.text if isinstance(v, _Literal) else v) for v in literals])
+    call = ", ".join(_sql_text(a) for a in [*args, *literals])
+    return F.expr(f"{_prefix}{name}({call}) WITHIN GROUP (ORDER BY {order_by})")
+
+
+def array_agg(col, order_by: str | None = None) -> Column:
+    """The values, NULLs kept, as an array; NULL (not []) when there are no rows. ``order_by``, SQL
+    text such as ``"t DESC, u"``, orders them (SQL's WITHIN GROUP); the column is then given by name.
+
+    >>> df = spark.createDataFrame([(1, 3), (None, 1), (2, 2)], "x int, t int")
     >>> sorted(df.select(array_agg("x")).first()[0], key=lambda v: (v is None, v))
-    [1, 1, None]
+    [1, 2, None]
+    >>> df.select(array_agg("x", order_by="t DESC").alias("a")).first()
+    Row(a=[1, 2, None])
     """
-    return _call("array_agg", col)
+    return _ordered("array_agg", [col], order_by)
 
 
-def string_agg(col, delimiter: str) -> Column:
-    """The non-NULL strings joined by ``delimiter`` (a constant); NULL when there are none.
+def string_agg(col, delimiter: str, order_by: str | None = None) -> Column:
+    """The non-NULL strings joined by ``delimiter`` (a constant); NULL when there are none. ``order_by``
+    orders them, as in :func:`array_agg`.
 
-    >>> df = spark.createDataFrame([("a",), (None,), ("a",)], "s string")
-    >>> df.select(string_agg("s", "-").alias("j")).first()
-    Row(j='a-a')
+    >>> df = spark.createDataFrame([("a", 3), (None, 1), ("c", 2)], "s string, t int")
+    >>> df.select(string_agg("s", "-", order_by="t").alias("j")).first()
+    Row(j='c-a')
     """
-    return _call("string_agg", col, F.lit(delimiter))
+    return _ordered("string_agg", [col], order_by, [_Literal(delimiter)])
+
+
+def first_value(col, ignore_nulls: bool = False, order_by: str | None = None) -> Column:
+    """The value on the first row in the order of ``order_by`` (SQL text such as ``"t DESC"``); without
+    it, on the first row seen. NULL values are skipped with ``ignore_nulls``.
+
+    >>> df = spark.createDataFrame([(10, 3), (None, 1), (30, 2)], "x int, t int")
+    >>> df.select(first_value("x", order_by="t").alias("a"), first_value("x", True, "t").alias("b")).first()
+    Row(a=None, b=30)
+    """
+    return _ordered("first_value", [col], order_by, [ignore_nulls])
+
+
+def last_value(col, ignore_nulls: bool = False, order_by: str | None = None) -> Column:
+    """The value on the last row in the order of ``order_by``; without it, on the last row seen.
+
+    >>> df = spark.createDataFrame([(10, 3), (None, 1), (30, 2)], "x int, t int")
+    >>> df.select(last_value("x", order_by="t DESC").alias("a"), last_value("x", True, "t DESC").alias("b")).first()
+    Row(a=None, b=30)
+    """
+    return _ordered("last_value", [col], order_by, [ignore_nulls])
+
+
+def nth_value(col, n: int, order_by: str | None = None) -> Column:
+    """The value on the ``n``-th row (1-based; negative counts from the last) in the order of
+    ``order_by``; NULL when there is no such row.
+
+    >>> df = spark.createDataFrame([(10, 3), (20, 1), (30, 2)], "x int, t int")
+    >>> df.select(nth_value("x", 2, "t").alias("a"), nth_value("x", -1, "t").alias("b")).first()
+    Row(a=30, b=10)
+    """
+    return _ordered("nth_value", [col], order_by, [n])
 
 
 def median(col) -> Column:
@@ -350,3 +418,38 @@ def percentile_cont(col, p: float, descending: bool = False) -> Column:
     Row(q=7.5, d=22.5)
     """
     return _call("percentile_cont", col, F.lit(float(p)), F.lit(bool(descending)))
+
+
+def approx_percentile_cont(col, p: float, max_size: int | None = None, descending: bool = False) -> Column:
+    """The approximate ``p``-th percentile by DataFusion's t-digest of at most about ``max_size``
+    (default 100) centroids, in the column's type (integers truncated); ``descending`` reads 1 - p, as
+    SQL's ``approx_percentile_cont(p) WITHIN GROUP (ORDER BY col DESC)``.
+
+    >>> df = spark.createDataFrame([(float(v),) for v in range(1, 5)], "x double")
+    >>> df.select(approx_percentile_cont("x", 0.5).alias("m"), approx_percentile_cont("x", 0.75, 50, True).alias("d")).first()
+    Row(m=2.5, d=1.5)
+    """
+    size = [F.lit(int(max_size))] if max_size is not None else []
+    return _call("approx_percentile_cont", col, F.lit(float(p)), *size, F.lit(bool(descending)))
+
+
+def approx_percentile_cont_with_weight(col, weight, p: float, max_size: int | None = None) -> Column:
+    """As :func:`approx_percentile_cont`, each value a centroid of its ``weight``; rows with a NULL
+    value or weight are skipped.
+
+    >>> df = spark.createDataFrame([(1.0, 1), (2.0, 1), (3.0, 10)], "x double, w int")
+    >>> df.select(approx_percentile_cont_with_weight("x", "w", 0.5).alias("m")).first()
+    Row(m=2.0)
+    """
+    size = [F.lit(int(max_size))] if max_size is not None else []
+    return _call("approx_percentile_cont_with_weight", col, weight, F.lit(float(p)), *size)
+
+
+def approx_median(col) -> Column:
+    """The approximate median by the t-digest, in the column's type.
+
+    >>> df = spark.createDataFrame([(1,), (2,), (3,), (4,)], "x int")
+    >>> df.select(approx_median("x").alias("m")).first()
+    Row(m=2)
+    """
+    return _call("approx_median", col)
