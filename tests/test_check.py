@@ -34,7 +34,10 @@ ONE_ARG = {"count": "x", "sum": "x", "avg": "d", "mean": "x", "min": "d", "max":
            "stddev_pop": "x", "median": "d", "approx_distinct": "x"}
 # Unordered array_agg / string_agg give their elements in an order partitioning chooses, which check()
 # compares as given; they are checked against DataFusion as multisets in test_oracle.py instead.
-ORDER_SENSITIVE = {"array_agg", "string_agg"}
+# first_value / last_value / nth_value without ORDER BY depend on arrival order the same way (and take
+# their ORDER BY, and nth_value its n, as literals check()'s parser does not bind); their model is
+# checked against DataFusion in test_reference_ordered.py.
+ORDER_SENSITIVE = {"array_agg", "string_agg", "first_value", "last_value", "nth_value"}
 # percentile_cont is written WITHIN GROUP (ORDER BY ...), which check()'s parser does not take; it is
 # checked against Spark's own percentile_cont in SqlSuite and against the model in test_reference.
 # The t-digest functions take a literal percentile (and are written WITHIN GROUP too); their model is

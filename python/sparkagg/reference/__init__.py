@@ -5,7 +5,11 @@ retract_batch) function by function, so the JVM implementation and the DataFusio
 checked against something small enough to read. ``functions`` has count, sum, avg, min, max and the
 registry; ``bitwise`` bit_and/or/xor and bool_and/or; ``moments`` variance, stddev, covar, corr and
 regr_* on one shared Welford state; ``listagg`` array_agg, string_agg (its delimiter literal bound
-with ``get("string_agg").bind(delimiter=",")``) and median. Importing the package registers all.
+with ``get("string_agg").bind(delimiter=",")``) and median; ``ordered`` first_value, last_value,
+nth_value and the ORDER BY of an aggregate (``bind(ordering=[(descending, nulls_first), ...])``, keys
+as trailing columns); ``percentile`` percentile_cont; ``tdigest`` approx_percentile_cont,
+approx_median and approx_percentile_cont_with_weight; ``approx_distinct`` its HyperLogLog. Importing
+the package registers all.
 
 ``groups`` restates ``GroupsAccumulator`` (all groups of a hash aggregation in one object), ``EmitTo``
 and ``NullState``; ``native_groups`` has native GroupsAccumulators, and every function has
@@ -55,6 +59,7 @@ from .groups import (
     NullState,
 )
 from .listagg import ArrayAggAccumulator, MedianAccumulator, StringAggAccumulator
+from .ordered import FirstLastValueAccumulator, NthValueAccumulator, Ordering
 from .moments import (
     CoMoments,
     CorrelationAccumulator,
@@ -79,10 +84,13 @@ __all__ = [
     "BitwiseGroupsAccumulator",
     "CountGroupsAccumulator",
     "EmitTo",
+    "FirstLastValueAccumulator",
     "GroupsAccumulator",
     "GroupsAccumulatorAdapter",
     "MinMaxGroupsAccumulator",
     "NativeGroupsAccumulator",
+    "NthValueAccumulator",
+    "Ordering",
     "NullState",
     "SumGroupsAccumulator",
     "VarianceGroupsAccumulator",

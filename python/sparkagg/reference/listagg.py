@@ -1,12 +1,20 @@
 """Reference accumulators whose state is a collection of values: array_agg, string_agg and median.
 
-Unordered, non-DISTINCT forms only (no ORDER BY within the aggregate, no DISTINCT). Semantics are
-DataFusion 50's (shared/spec/functions.md, seed 004), checked against the ``datafusion`` package:
+Non-DISTINCT forms only (no DISTINCT in these accumulators); array_agg and string_agg also with an
+ORDER BY within the aggregate. Semantics are DataFusion 50's
+(shared/spec/functions.md, seed 004), checked against the ``datafusion`` package:
 
 * ``array_agg(x)``: any type; the list of every input value, NULLs kept (list<T>, elements nullable);
   NULL for no rows at all (not []), so all-NULL input gives [NULL, ...]. The order of the elements is
   arrival order within one accumulator and undefined across partitions. State: [array_agg], a
   List<T> that is NULL when empty; merge concatenates. No retract.
+* ``array_agg(x ORDER BY ...) [IGNORE NULLS]``: the literals ``ordering=[(descending, nulls_first),
+  ...]`` and ``ignore_nulls`` are bound to the function, and the order keys are trailing argument
+  columns (x, key...), as ordered.py describes. The list is in the ordering's order (ties in arrival
+  order); IGNORE NULLS leaves NULL values out (all-NULL input then gives NULL). State: [array_agg:
+  List<T>, NULL when empty; array_agg_orderings: List<Struct<order_key_0, ...>>, each value's keys],
+  both sorted, DataFusion's layout; merge is a stable merge of the sorted lists (own list first,
+  then the states in row order). ``ignore_nulls`` applies unordered too.
 * ``string_agg(x, delimiter)``: the non-NULL strings joined by ``delimiter``; NULL when there is none
   (empty or all-NULL input). Result LargeUtf8 (Spark: string). x is a string (Utf8, LargeUtf8,
   Utf8View) or an integer, which DataFusion coerces to its decimal text. State: [string_agg], the
@@ -15,6 +23,11 @@ DataFusion 50's (shared/spec/functions.md, seed 004), checked against the ``data
   ``StringAggGroupsAccumulator``), which the spec follows; DataFusion 50 instead carries array_agg's
   state (a List<T> named ``array_agg``, NULLs kept, skipped when evaluated). Results are the same.
   No retract.
+* ``string_agg(x, delimiter ORDER BY ...)``: the same, joined in the ordering's order. Its columns are
+  (x[, delimiter], key...). State: array_agg's ordered state, as DataFusion's (50 and 51) is for an
+  ordered string_agg: [array_agg: List<Utf8> (LargeUtf8 for a LargeUtf8 x; an integer's text as
+  Utf8), array_agg_orderings]; the model leaves the NULL pieces out of it (DataFusion keeps them and
+  skips them when joining; results are the same). ``ignore_nulls`` is accepted and changes nothing.
 * ``median(x)``: integers, floats, decimals; result of the input type; NULLs skipped; NULL when no
   value is left. An odd count takes the middle value; an even one averages the two middle values in
   the input type: integers and decimals (on their unscaled integers) truncate toward zero
@@ -63,10 +76,7 @@ from .functions import (
     _unscaled,
     register,
 )
-
-
-def _any_type(t: pa.DataType) -> bool:
-    return True
+from .ordered import Ordering, entry_bytes, merge_runs, sort_batch, split_rows
 
 
 def _is_string(t: pa.DataType) -> bool:
@@ -84,41 +94,82 @@ def _to_float32(x: float) -> float:
 # --- array_agg ---------------------------------------------------------------------------------
 
 class ArrayAggAccumulator(Accumulator):
-    """array_agg(x): every input value, NULLs included, in arrival order; NULL for no rows.
+    """array_agg(x [ORDER BY ...]) [IGNORE NULLS]: every input value (NULLs included unless
+    ``ignore_nulls``), in the bound ``ordering``'s order or else arrival order; NULL for no rows.
 
-    Result list<T> (elements nullable). State: [array_agg], the same list, NULL when empty."""
+    Result list<T> (elements nullable). State: [array_agg], the same list, NULL when empty; when
+    ordered also [array_agg_orderings], the List<Struct> of each value's keys, both sorted."""
 
-    def __init__(self, arg_types: DataTypes, ansi: bool = True) -> None:
-        self.return_type(arg_types)
+    def __init__(self, arg_types: DataTypes, ansi: bool = True, *, ordering: Any = (),
+                 ignore_nulls: bool = False) -> None:
+        self._ordering = Ordering("array_agg", ordering, arg_types, own=(1,))
+        if not isinstance(ignore_nulls, bool):
+            raise TypeError(f"array_agg: ignore_nulls must be a boolean, got {ignore_nulls!r}")
+        self._arity = len(arg_types)
+        self._ignore_nulls = ignore_nulls
         self._values: list[Any] = []
+        self._entries: list[tuple[tuple, Any]] = []  # ordered: (keys, value), sorted
+        self._pending: list[tuple[tuple, Any]] = []  # ordered: rows not yet merged in, arrival order
 
     @staticmethod
-    def return_type(arg_types: DataTypes) -> pa.DataType:
-        return pa.list_(_one_argument("array_agg", arg_types, _any_type))
+    def return_type(arg_types: DataTypes, *, ordering: Any = (), **literals: Any) -> pa.DataType:
+        Ordering("array_agg", ordering, arg_types, own=(1,))
+        return pa.list_(arg_types[0])
 
     @staticmethod
-    def state_fields(arg_types: DataTypes) -> StateFields:
-        return [("array_agg", ArrayAggAccumulator.return_type(arg_types))]
+    def state_fields(arg_types: DataTypes, *, ordering: Any = (), **literals: Any) -> StateFields:
+        order = Ordering("array_agg", ordering, arg_types, own=(1,))
+        fields = [("array_agg", pa.list_(arg_types[0]))]
+        if len(order):
+            fields.append(("array_agg_orderings", pa.list_(order.struct_type())))
+        return fields
 
     def update_batch(self, values: Sequence[pa.Array]) -> None:
-        (column,) = columns_to_pylists(values, 1)
-        self._values.extend(column)
+        xs, keys = split_rows("array_agg", values, self._arity, self._ordering)
+        rows = [(k, x) for k, x in zip(keys, xs) if not (self._ignore_nulls and x is None)]
+        if len(self._ordering):
+            self._pending.extend(rows)
+        else:
+            self._values.extend(x for _, x in rows)
+
+    def _sorted(self) -> list[tuple[tuple, Any]]:
+        """The ordered entries, the pending rows merged in (a stable sort of them, then a merge:
+        ties keep arrival order)."""
+        if self._pending:
+            self._entries = merge_runs(self._entries, [sort_batch(self._pending, self._ordering)], self._ordering)
+            self._pending = []
+        return self._entries
 
     def merge_batch(self, states: Sequence[pa.Array]) -> None:
-        """Concatenates the exported lists; a NULL list is an empty partial and adds nothing."""
-        (lists,) = columns_to_pylists(states, 1)
-        for exported in lists:
-            if exported is not None:
-                self._values.extend(exported)
+        """Unordered: concatenates the exported lists; a NULL list is an empty partial and adds
+        nothing. Ordered: merges the sorted lists (a stable merge sort of the runs)."""
+        if not len(self._ordering):
+            (lists,) = columns_to_pylists(states, 1)
+            for exported in lists:
+                if exported is not None:
+                    self._values.extend(exported)
+            return
+        lists, orderings = columns_to_pylists(states, 2)
+        runs = []
+        for exported, keys in zip(lists, orderings):
+            exported, keys = exported or [], keys or []
+            if len(exported) != len(keys):
+                raise ValueError("array_agg: a state's values and orderings differ in length")
+            runs.append([(self._ordering.unstruct(k), v) for k, v in zip(keys, exported)])
+        self._entries = merge_runs(self._sorted(), runs, self._ordering)
 
     def state(self) -> list[Any]:
-        return [self.evaluate()]
+        if not len(self._ordering):
+            return [self.evaluate()]
+        return [self.evaluate(), [self._ordering.struct(k) for k, _ in self._sorted()]]
 
     def evaluate(self) -> list[Any] | None:
-        return list(self._values) if self._values else None
+        values = [v for _, v in self._sorted()] if len(self._ordering) else self._values
+        return list(values) if values else None
 
     def size(self) -> int:
-        return SLOT_BYTES + sum(SLOT_BYTES + _payload_bytes(v) for v in self._values)
+        return (SLOT_BYTES + sum(SLOT_BYTES + _payload_bytes(v) for v in self._values)
+                + sum(entry_bytes(k, v) for k, v in self._entries + self._pending))
 
 
 # --- string_agg --------------------------------------------------------------------------------
@@ -126,39 +177,58 @@ class ArrayAggAccumulator(Accumulator):
 _UNBOUND = object()
 
 
-def _string_agg_types(arg_types: DataTypes) -> None:
-    """(x) or (x, delimiter): x a string or an integer, the delimiter a string or NULL literal."""
-    if len(arg_types) not in (1, 2):
-        raise TypeError(f"string_agg takes (x, delimiter), got {len(arg_types)} arguments")
+def _string_agg_types(arg_types: DataTypes, ordering: Any = ()) -> Ordering:
+    """(x[, delimiter], keys...): x a string or an integer, the delimiter a string or NULL literal."""
+    order = Ordering("string_agg", ordering, arg_types, own=(1, 2))
     if not (_is_string(arg_types[0]) or pa.types.is_integer(arg_types[0])):
         raise TypeError(f"string_agg does not support argument type {arg_types[0]}")
-    if len(arg_types) == 2 and not (_is_string(arg_types[1]) or pa.types.is_null(arg_types[1])):
+    if order.own == 2 and not (_is_string(arg_types[1]) or pa.types.is_null(arg_types[1])):
         raise TypeError(f"string_agg's delimiter must be a string literal, got type {arg_types[1]}")
+    return order
+
+
+def _piece_type(t: pa.DataType) -> pa.DataType:
+    """The element type of ordered string_agg's list: the string type, an integer's text as Utf8."""
+    return t if pa.types.is_string(t) or pa.types.is_large_string(t) else pa.string()
 
 
 class StringAggAccumulator(Accumulator):
-    """string_agg(x, delimiter): the non-NULL values joined by the bound ``delimiter``; NULL when
-    there are none. State: [string_agg], the LargeUtf8 joined so far, NULL when nothing was seen."""
+    """string_agg(x, delimiter [ORDER BY ...]): the non-NULL values joined by the bound
+    ``delimiter``, in the bound ``ordering``'s order or else arrival order; NULL when there are none.
+    State: [string_agg], the LargeUtf8 joined so far, NULL when nothing was seen; ordered, array_agg's
+    state instead: [array_agg, array_agg_orderings], the non-NULL pieces and their keys, sorted."""
 
-    def __init__(self, arg_types: DataTypes, ansi: bool = True, *, delimiter: Any = _UNBOUND) -> None:
-        _string_agg_types(arg_types)
+    def __init__(self, arg_types: DataTypes, ansi: bool = True, *, delimiter: Any = _UNBOUND,
+                 ordering: Any = (), ignore_nulls: bool = False) -> None:
+        self._ordering = _string_agg_types(arg_types, ordering)
         if delimiter is _UNBOUND:
             raise TypeError("string_agg's delimiter is a literal bound to the function: use "
                             "get('string_agg').bind(delimiter=',')")
         if delimiter is not None and not isinstance(delimiter, str):
             raise TypeError(f"string_agg's delimiter must be a string or None, got {delimiter!r}")
+        if not isinstance(ignore_nulls, bool):  # accepted, as DataFusion does: NULLs are skipped anyway
+            raise TypeError(f"string_agg: ignore_nulls must be a boolean, got {ignore_nulls!r}")
         self._delimiter = delimiter or ""  # a NULL delimiter joins with ""
         self._arity = len(arg_types)
         self._value: str | None = None
+        self._pieces: ArrayAggAccumulator | None = None  # ordered: the pieces, as array_agg keeps them
+        if len(self._ordering):
+            x = _piece_type(arg_types[0])
+            self._pieces = ArrayAggAccumulator([x, *self._ordering.key_types], ansi,
+                                               ordering=self._ordering.spec, ignore_nulls=True)
 
     @staticmethod
-    def return_type(arg_types: DataTypes, **literals: Any) -> pa.DataType:
-        _string_agg_types(arg_types)
+    def return_type(arg_types: DataTypes, *, ordering: Any = (), **literals: Any) -> pa.DataType:
+        _string_agg_types(arg_types, ordering)
         return pa.large_string()
 
     @staticmethod
-    def state_fields(arg_types: DataTypes, **literals: Any) -> StateFields:
-        return [("string_agg", StringAggAccumulator.return_type(arg_types))]
+    def state_fields(arg_types: DataTypes, *, ordering: Any = (), **literals: Any) -> StateFields:
+        order = _string_agg_types(arg_types, ordering)
+        if not len(order):
+            return [("string_agg", pa.large_string())]
+        return ArrayAggAccumulator.state_fields([_piece_type(arg_types[0]), *order.key_types],
+                                                ordering=order.spec)
 
     def _append(self, pieces: Sequence[Any]) -> None:
         for piece in pieces:
@@ -169,25 +239,36 @@ class StringAggAccumulator(Accumulator):
 
     def update_batch(self, values: Sequence[pa.Array]) -> None:
         columns = columns_to_pylists(values, self._arity)
-        if self._arity == 2:
+        if self._ordering.own == 2:
             for d in columns[1]:
                 if (d or "") != self._delimiter:
                     raise ValueError(f"string_agg's delimiter column holds {d!r}, the bound literal is "
                                      f"{self._delimiter!r}: the delimiter must be a constant")
-        self._append(columns[0])
+        if self._pieces is None:
+            self._append(columns[0])
+            return
+        texts = [None if v is None else str(v) for v in columns[0]]
+        self._pieces.update_batch([pa.array(texts, pa.string()), *values[self._ordering.own:]])
 
     def merge_batch(self, states: Sequence[pa.Array]) -> None:
+        if self._pieces is not None:
+            self._pieces.merge_batch(states)
+            return
         (strings,) = columns_to_pylists(states, 1)
         self._append(strings)
 
     def state(self) -> list[Any]:
-        return [self._value]
+        return [self._value] if self._pieces is None else self._pieces.state()
 
     def evaluate(self) -> str | None:
-        return self._value
+        if self._pieces is None:
+            return self._value
+        pieces = [p for p in self._pieces.evaluate() or [] if p is not None]
+        return self._delimiter.join(pieces) if pieces else None
 
     def size(self) -> int:
-        return 2 * SLOT_BYTES + _payload_bytes(self._delimiter) + _payload_bytes(self._value)
+        held = _payload_bytes(self._value) if self._pieces is None else self._pieces.size()
+        return 2 * SLOT_BYTES + _payload_bytes(self._delimiter) + held
 
 
 # --- median ------------------------------------------------------------------------------------
