@@ -3,18 +3,27 @@ memory settings (issue 4): the session of conftest.py, which sets no memory, so 
 JVM of local mode) runs with spark.driver.memory's default, a 1 GiB heap.
 
 Inputs are range(0, n) over 4 partitions, so every partial state holds 2.5 million values and the
-final aggregation merges them into one list. Expected values are worked by hand:
+final aggregation merges them into one list. Two groups: `false` holds 0 .. 9,999,999, `true` the three
+values 10,000,000 .. 10,000,002. Expected values are worked by hand:
 
-- median of the bigints 0 .. 9,999,999: the count is even, the middle values are 4,999,999 and
-  5,000,000, averaged in bigint and truncated toward zero: 4,999,999; as doubles: 4,999,999.5;
+- median of 0 .. 9,999,999: the count is even, the middle values are 4,999,999 and 5,000,000, averaged
+  in bigint and truncated toward zero: 4,999,999; as doubles 4,999,999.5. Of the three: 10,000,001;
 - the array: 10,000,000 elements, min 0, max 9,999,999; for bigints also the sum,
   n(n - 1)/2 = 49,999,995,000,000 (with the size, a check against lost or duplicated elements).
 
-Strings are checked over 5 million values, not 10: 10 million strings do not fit a 1 GiB heap, for
-Spark's own collect_list as for df_array_agg (both fail with OutOfMemoryError at the same place,
-writing the 10-million-element result into an UnsafeRow, while the aggregation buffer still holds
-every string as a UTF8String object of 48 bytes plus a byte[] of 24 bytes for these short strings:
-about 720 MB for 10 million).
+Each function runs in a query of its own. Both in one query (median and array of the same 10 million
+bigints) is at the edge of the 1 GiB heap: it fails intermittently with OutOfMemoryError when Spark
+writes the array result into an UnsafeRow (a 162 MB byte[], twice the 81 MB array) and G1 finds no
+run of free regions that long, with the median's 134 MB long[] and the array_agg buffer's reference
+arrays (67 MB, plus two 40 MB copies made for the result) pinned as humongous objects.
+
+Strings are checked over 5 million values, not 10: a 10-million-string array returned as a column
+does not fit a 1 GiB heap, for Spark's own collect_list as for df_array_agg. Both fail with
+OutOfMemoryError in the final aggregation's result step (collect_list writing the array into an
+UnsafeRow; df_array_agg there, or earlier in Call.toCatalyst's copy of the list), while the buffer
+still holds every string as a UTF8String object of 48 bytes plus a byte[] of 24 bytes for these short
+strings: about 720 MB for 10 million. (size(df_array_agg(s)) alone passes at 10 million: Spark then
+computes the size inside the aggregate and never writes the array into a row.)
 """
 from __future__ import annotations
 
@@ -37,25 +46,33 @@ def default_spark(spark):
     return spark
 
 
-def test_median_and_array_agg_of_ten_million_bigints_in_one_group(default_spark):
-    # Two groups, so the grouped (hash map) path runs: `false` holds 0 .. 9,999,999, `true` three more values.
-    rows = default_spark.sql(f"""
-        SELECT big, m, size(a), array_min(a), array_max(a), aggregate(a, 0L, (acc, x) -> acc + x)
-        FROM (SELECT id >= {N} AS big, df_median(id) AS m, df_array_agg(id) AS a
-              FROM range(0, {N + 3}, 1, {PARTITIONS}) GROUP BY id >= {N})""").collect()
-    # Sorted here, not by ORDER BY: its range partitioning would sample, running the aggregation twice.
-    assert sorted(tuple(r) for r in rows) == [
-        (False, 4_999_999, N, 0, N - 1, SUM),
-        (True, N + 1, 3, N, N + 2, 3 * N + 3),
-    ]
+def grouped(spark, select: str, x: str) -> list[tuple]:
+    """`select` over the subquery's columns big and v (the aggregate), both groups, sorted by big here
+    (an ORDER BY would sample its input with a job of its own, running the aggregation twice)."""
+    rows = spark.sql(f"""
+        SELECT big, {select}
+        FROM (SELECT id >= {N} AS big, {x} AS v FROM range(0, {N + 3}, 1, {PARTITIONS}) GROUP BY id >= {N})
+        """).collect()
+    return sorted(tuple(r) for r in rows)
 
 
-def test_median_and_array_agg_of_ten_million_doubles_global(default_spark):
-    (row,) = default_spark.sql(f"""
-        SELECT m, size(a), array_min(a), array_max(a)
-        FROM (SELECT df_median(CAST(id AS DOUBLE)) AS m, df_array_agg(CAST(id AS DOUBLE)) AS a
-              FROM range(0, {N}, 1, {PARTITIONS}))""").collect()
-    assert tuple(row) == (4_999_999.5, N, 0.0, float(N - 1))
+def test_median_of_ten_million_bigints_in_one_group(default_spark):
+    assert grouped(default_spark, "v", "df_median(id)") == [(False, 4_999_999), (True, N + 1)]
+
+
+def test_median_of_ten_million_doubles_in_one_group(default_spark):
+    assert grouped(default_spark, "v", "df_median(CAST(id AS DOUBLE))") == [(False, 4_999_999.5), (True, N + 1.0)]
+
+
+def test_array_agg_of_ten_million_bigints_in_one_group(default_spark):
+    got = grouped(default_spark, "size(v), array_min(v), array_max(v), aggregate(v, 0L, (acc, x) -> acc + x)",
+                  "df_array_agg(id)")
+    assert got == [(False, N, 0, N - 1, SUM), (True, 3, N, N + 2, 3 * N + 3)]
+
+
+def test_array_agg_of_ten_million_doubles_in_one_group(default_spark):
+    got = grouped(default_spark, "size(v), array_min(v), array_max(v)", "df_array_agg(CAST(id AS DOUBLE))")
+    assert got == [(False, N, 0.0, N - 1.0), (True, 3, float(N), N + 2.0)]
 
 
 def test_array_agg_of_five_million_strings_global(default_spark):
