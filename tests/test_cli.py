@@ -146,3 +146,16 @@ def test_job_progress_on_a_session_without_a_spark_context():
     # A session with neither (an older Connect client): nothing shown, nothing fails.
     with JobProgress(SimpleNamespace(), io.StringIO(), delay=0.0) as quiet:
         assert quiet.tracker is None
+
+
+def test_functions_lists_the_catalogue(spark):
+    from sparkagg.cli import list_functions
+
+    out = io.StringIO()
+    n = list_functions(spark, "df_", out)
+    text = out.getvalue()
+    assert n >= 37 and text.count("retract: ") == n
+    lines = text.splitlines()
+    avg = lines.index(next(l for l in lines if l.startswith("df_avg(")))
+    assert lines[avg + 1].strip() == "aliases: df_mean; retract: yes; grouped path: no; WITHIN GROUP: no"
+    assert any(l.startswith("df_max(") for l in lines) and "retract: sliding variant" in text

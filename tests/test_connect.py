@@ -67,6 +67,8 @@ def remote(tmp_path_factory) -> dict:
     cli = subprocess.run([sys.executable, "-m", "sparkagg.cli", "sql", "--remote", f"sc://127.0.0.1:{port}",
                           "--progress", "--format", "csv", SLOW_QUERY],
                          capture_output=True, text=True, timeout=300, env=env)
+    listing = subprocess.run([sys.executable, "-m", "sparkagg.cli", "functions", "--remote", f"sc://127.0.0.1:{port}"],
+                             capture_output=True, text=True, timeout=300, env=env)
     stop_server()
     log.close()
     assert client.returncode == 0, client.stderr[-3000:]
@@ -74,7 +76,7 @@ def remote(tmp_path_factory) -> dict:
     for line in client.stdout.splitlines():
         if line.startswith("{"):
             results.update(json.loads(line))
-    results["cli"] = cli
+    results["cli"], results["listing"] = cli, listing
     return results
 
 
@@ -97,3 +99,11 @@ def test_cli_over_spark_connect_with_progress(remote):
     assert cli.stdout.splitlines() == ["s,n", "28,8"]
     progress = [l for l in cli.stderr.splitlines() if l.startswith("sparkagg: ") and "/8 tasks" in l]
     assert progress, cli.stderr[-3000:]
+
+
+def test_cli_lists_the_functions_over_spark_connect(remote):
+    listing = remote["listing"]
+    assert listing.returncode == 0, listing.stderr[-3000:]
+    lines = listing.stdout.splitlines()
+    assert any(l.startswith("df_avg(") for l in lines) and any(l.startswith("df_mean(") for l in lines)
+    assert not any(l.startswith("df_avg_state") for l in lines)  # the state forms are summed up in one line

@@ -124,14 +124,39 @@ def cmd_sql(args) -> int:
     return 0
 
 
+FORMS = ("_merge_state", "_state", "_merge", "_finalize")
+
+
+def list_functions(spark, prefix: str, out=sys.stdout) -> int:
+    """Every function under ``prefix`` with its signature; on a classic session also its aliases, whether
+    a sliding window retracts it, and whether the vectorised grouped path runs it, as the JAR says
+    (sparkagg.catalyst.Catalogue). Returns how many functions were listed."""
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is not None:
+        rows = [line.split("\t") for line in jvm.sparkagg.catalyst.Catalogue.tsv().splitlines()]
+        for name, aliases, signature, retract, grouped, within in rows:
+            also = ", ".join(prefix + a for a in aliases.split(",") if a)
+            out.write(f"{prefix}{name}{signature}\n")
+            out.write(f"    {'aliases: ' + also + '; ' if also else ''}retract: {retract}; grouped path: {grouped}; "
+                      f"WITHIN GROUP: {within}\n")
+    else:  # Spark Connect: no py4j; the registry's own documentation
+        names = {r[0].split(".")[-1] for r in spark.sql(f"SHOW USER FUNCTIONS LIKE '{prefix}*'").collect()}
+        rows = sorted(n for n in names if not any(n.endswith(f) and n[: -len(f)] in names for f in FORMS))
+        for name in rows:
+            usage = [r[0] for r in spark.sql(f"DESCRIBE FUNCTION {name}").collect()]
+            signature = next((u.split("Signature: ", 1)[1] for u in usage if "Signature: " in u), name)
+            out.write(signature.rstrip(".") + "\n")
+    out.write("Each function f also comes as f_state, f_merge, f_merge_state and f_finalize (state as data).\n")
+    return len(rows)
+
+
 def cmd_functions(args) -> int:
-    spark = _session(args)
-    for row in spark.sql(f"SHOW FUNCTIONS LIKE '{args.prefix}*'").collect():
-        name = row[0].split(".")[-1]
-        usage = [r[0] for r in spark.sql(f"DESCRIBE FUNCTION {name}").collect()]
-        signature = next((u.split("Signature: ", 1)[1] for u in usage if "Signature: " in u), name)
-        print(signature.rstrip("."))
-    return 0
+    try:
+        spark = _session(args)
+    except Exception as e:
+        print(f"sparkagg functions: could not start Spark: {_message(e)}", file=sys.stderr)
+        return 1
+    return 0 if list_functions(spark, args.prefix) else 1
 
 
 def cmd_demo(args) -> int:

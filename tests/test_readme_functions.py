@@ -1,0 +1,119 @@
+"""The README's function table against the live registry and the JAR's own catalogue
+(sparkagg.catalyst.Catalogue): every function and alias the session registers has a row, no row names a
+function that is gone, each row's retract and grouped-path columns say what the accumulators say, and
+each deviation the table claims is explained under "Deviations". A failure lists every row to fix."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import sparkagg
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+FORMS = ("_merge_state", "_state", "_merge", "_finalize")
+COLUMNS = ["function", "arguments", "result", "empty input", "retract", "grouped path", "DataFusion 50", "notes"]
+
+
+def _section(text: str, heading: str) -> str:
+    start = text.index(heading)
+    rest = text[start + len(heading):]
+    end = re.search(r"^#{2,3} ", rest, re.M)
+    return rest[: end.start()] if end else rest
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def readme_table() -> dict[str, dict]:
+    """The function table's rows by the first name in their function cell (df_avg), each with its
+    cells by column and every name it gives (df_avg, df_mean)."""
+    section = _section(README.read_text(), "## Functions\n")
+    lines = [l for l in section.splitlines() if l.startswith("|")]
+    assert lines and _cells(lines[0]) == COLUMNS, f"README function table header: {lines[:1]}"
+    rows = {}
+    for line in lines[2:]:
+        cells = _cells(line)
+        assert len(cells) == len(COLUMNS), f"README row with {len(cells)} cells, not {len(COLUMNS)}: {line}"
+        row = dict(zip(COLUMNS, cells))
+        names = re.findall(r"`(df_[a-z0-9_]+)", row["function"])
+        assert names, f"README row naming no df_ function: {line}"
+        row["names"] = set(names)
+        assert names[0] not in rows, f"README has two rows for {names[0]}"
+        rows[names[0]] = row
+    return rows
+
+
+def catalogue(spark) -> list[dict]:
+    text = spark._jvm.sparkagg.catalyst.Catalogue.tsv()
+    keys = ["name", "aliases", "signature", "retract", "grouped", "within_group"]
+    rows = [dict(zip(keys, line.split("\t"))) for line in text.splitlines()]
+    for r in rows:
+        r["aliases"] = [a for a in r["aliases"].split(",") if a]
+    return rows
+
+
+def registered(spark, prefix: str = sparkagg.DEFAULT_PREFIX) -> set[str]:
+    """The plain functions and aliases the session has under `prefix`: SHOW USER FUNCTIONS without
+    the state forms (a name that is another registered name plus _state, _merge, ...)."""
+    names = {r[0].split(".")[-1] for r in spark.sql(f"SHOW USER FUNCTIONS LIKE '{prefix}*'").collect()}
+    return {n for n in names if not any(n.endswith(f) and n[: -len(f)] in names for f in FORMS)}
+
+
+@pytest.fixture(scope="module")
+def facts(spark):
+    return readme_table(), catalogue(spark), registered(spark)
+
+
+def test_every_registered_function_and_alias_has_a_readme_row(facts):
+    table, cat, names = facts
+    in_readme = set().union(*(r["names"] for r in table.values()))
+    missing = sorted(names - in_readme)
+    assert not missing, ("README function table lacks rows (or alias mentions) for: " + ", ".join(missing) +
+                         "\nAdd a row per function to the table under '## Functions' in README.md.")
+    # The catalogue and the registry agree (every function and alias, under the prefix).
+    expected = {sparkagg.DEFAULT_PREFIX + n for r in cat for n in [r["name"], *r["aliases"]]}
+    assert expected == names, f"registry vs catalogue: {sorted(expected ^ names)}"
+
+
+def test_no_readme_row_names_a_function_that_is_not_registered(facts):
+    table, _, names = facts
+    stale = sorted(n for r in table.values() for n in r["names"] if n not in names)
+    assert not stale, f"README function table names functions the JAR does not register: {', '.join(stale)}"
+
+
+def test_retract_and_grouped_path_columns_agree_with_the_jar(facts):
+    table, cat, _ = facts
+    wrong = []
+    for r in cat:
+        name = sparkagg.DEFAULT_PREFIX + r["name"]
+        row = table.get(name)
+        if row is None:
+            wrong.append(f"{name}: no row of its own (first name of a row)")
+            continue
+        if row["retract"] != r["retract"] and not row["retract"].startswith(r["retract"] + " ("):
+            wrong.append(f"{name}: retract is {r['retract']!r}, README says {row['retract']!r}")
+        if row["grouped path"] != r["grouped"]:
+            wrong.append(f"{name}: grouped path is {r['grouped']!r}, README says {row['grouped path']!r}")
+        aliases = {sparkagg.DEFAULT_PREFIX + a for a in r["aliases"]}
+        if not aliases <= row["names"]:
+            wrong.append(f"{name}: its row does not name its aliases {sorted(aliases - row['names'])}")
+    assert not wrong, "README function table disagrees with the JAR:\n  " + "\n  ".join(wrong)
+
+
+def test_each_claimed_deviation_is_explained(facts):
+    table, _, _ = facts
+    deviations = _section(README.read_text(), "### Deviations from DataFusion 50, and why\n")
+    wrong = []
+    for name, row in table.items():
+        cell, bare = row["DataFusion 50"], name[len(sparkagg.DEFAULT_PREFIX):]
+        if cell == "yes" or cell == "not in DataFusion 50" and f"`{bare}`" in deviations:
+            continue
+        if not cell.startswith("deviation: "):
+            wrong.append(f"{name}: DataFusion 50 column is {cell!r}: say 'yes', 'deviation: ...' or "
+                         "'not in DataFusion 50'")
+        elif f"`{bare}`" not in deviations:
+            wrong.append(f"{name}: a deviation is claimed, but the Deviations section does not name `{bare}`")
+    assert not wrong, "\n  ".join(wrong)
