@@ -2,8 +2,9 @@ package sparkagg.catalyst
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Cast, Expression, GenericInternalRow, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
 import org.apache.spark.sql.catalyst.util.GenericArrayData
-import org.apache.spark.sql.types.{ArrayType, DataType, DoubleType, LongType, StructType}
+import org.apache.spark.sql.types.{ArrayType, DataType, DoubleType, IntegerType, LongType, MapType, StructType}
 import sparkagg.api._
 
 /**
@@ -46,8 +47,13 @@ object Call {
   /** The api's values for `dataType` as Catalyst holds them: an `Array[Any]` list becomes ArrayData, an
    *  `Array[Any]` struct (ordering keys) a row. */
   def toCatalyst(value: Any, dataType: DataType): Any = (value, dataType) match {
-    case (elements: Array[Any], ArrayType(elementType, _)) =>
-      new GenericArrayData(elements.map(toCatalyst(_, elementType)))
+    // Primitive lists (a median's values) go to Catalyst without boxing; flat lists without a copy.
+    case (longs: Array[Long], ArrayType(LongType, _)) => UnsafeArrayData.fromPrimitiveArray(longs)
+    case (ints: Array[Int], ArrayType(IntegerType, _)) => UnsafeArrayData.fromPrimitiveArray(ints)
+    case (doubles: Array[Double], ArrayType(DoubleType, _)) => UnsafeArrayData.fromPrimitiveArray(doubles)
+    case (elements: Array[Any], ArrayType(_: ArrayType | _: StructType | _: MapType, _)) =>
+      new GenericArrayData(elements.map(toCatalyst(_, dataType.asInstanceOf[ArrayType].elementType)))
+    case (elements: Array[Any], ArrayType(_, _)) => new GenericArrayData(elements)
     case (fields: Array[Any], struct: StructType) =>
       new GenericInternalRow(Array.tabulate[Any](fields.length)(i => toCatalyst(fields(i), struct.fields(i).dataType)))
     case _ => value

@@ -50,7 +50,8 @@ private[functions] final class GrowableLongs {
     values(length) = v
     length += 1
   }
-  def sorted: Array[Long] = { val a = java.util.Arrays.copyOf(values, length); java.util.Arrays.sort(a); a }
+  /** The values sorted where they are (a median needs no copy of millions of values); the first `length`. */
+  def sortInPlace(): Array[Long] = { java.util.Arrays.sort(values, 0, length); values }
 }
 
 /**
@@ -80,21 +81,29 @@ final class MedianAccumulator(kind: ValueKind) extends Accumulator {
     val list = state.getList(0)
     var j = 0
     while (j < list.numElements) {
-      if (!list.isNullAt(j)) {
-        val x = list.copy(j, kind.dataType).asInstanceOf[Number]
-        values.add(if (floating) encode(x.doubleValue) else x.longValue)
-      }
+      if (!list.isNullAt(j)) values.add(kind.dataType match {
+        case LongType => list.getLong(j)
+        case DoubleType => encode(list.getDouble(j))
+        case t =>
+          val x = list.copy(j, t).asInstanceOf[Number]
+          if (floating) encode(x.doubleValue) else x.longValue
+      })
       j += 1
     }
   }
 
-  def state(): Array[Any] = Array(Array.tabulate[Any](values.length)(j => box(values.values(j))))
+  // bigint and double lists leave unboxed: a group of millions of values is one array, not millions of objects.
+  def state(): Array[Any] = Array(kind.dataType match {
+    case LongType => java.util.Arrays.copyOf(values.values, values.length)
+    case DoubleType => Array.tabulate(values.length)(j => decode(values.values(j)))
+    case _ => Array.tabulate[Any](values.length)(j => box(values.values(j)))
+  })
 
   def evaluate(): Any =
     if (values.length == 0) null
     else {
-      val a = values.sorted
-      val n = a.length
+      val a = values.sortInPlace()
+      val n = values.length
       if (n % 2 == 1) box(a(n / 2))
       else if (floating) kind.asInstanceOf[ValueKind.DoubleLike].box((decode(a(n / 2 - 1)) + decode(a(n / 2))) / 2)
       else box(Median.truncatedMean(a(n / 2 - 1), a(n / 2)))

@@ -53,12 +53,12 @@ final class PercentileContAccumulator(fraction: Double) extends Accumulator {
     var j = 0
     while (j < list.numElements) { if (!list.isNullAt(j)) values.add(encode(list.getDouble(j))); j += 1 }
   }
-  def state(): Array[Any] = Array(Array.tabulate[Any](values.length)(j => decode(values.values(j))))
+  def state(): Array[Any] = Array(Array.tabulate(values.length)(j => decode(values.values(j))))
   def evaluate(): Any =
     if (values.length == 0) null
     else {
-      val a = values.sorted
-      val index = fraction * (a.length - 1)
+      val a = values.sortInPlace()
+      val index = fraction * (values.length - 1)
       val (lo, hi) = (math.floor(index).toInt, math.ceil(index).toInt)
       val (low, high) = (decode(a(lo)), decode(a(hi)))
       if (lo == hi) low else low + (high - low) * (index - lo)
