@@ -34,6 +34,10 @@ final case class BindContext(
  * `newSlidingAccumulator` is DataFusion's create_sliding_accumulator: a variant whose retract costs
  * memory the plain one should not pay in every group (min / max keep a monotonic queue). None: the
  * plain accumulator serves sliding frames too, retracting if it supports it.
+ *
+ * `newGroupsAccumulator` is DataFusion's create_groups_accumulator: a native [[GroupsAccumulator]] that
+ * keeps every group's state in primitive arrays. None: [[groupsAccumulator]] runs `newAccumulator` per
+ * group through [[AccumulatorGroups]]. Either way the results equal the accumulator's.
  */
 final case class Bound(
     returnType: DataType,
@@ -41,7 +45,15 @@ final case class Bound(
     newAccumulator: () => Accumulator,
     nullable: Boolean = true,
     coerceTo: Seq[DataType] = Nil,
-    newSlidingAccumulator: Option[() => Accumulator] = None)
+    newSlidingAccumulator: Option[() => Accumulator] = None,
+    newGroupsAccumulator: Option[() => GroupsAccumulator] = None) {
+
+  /** The grouped accumulator: the native one when the function has one, else the adapter. */
+  def groupsAccumulator(): GroupsAccumulator = newGroupsAccumulator match {
+    case Some(make) => make()
+    case None => new AccumulatorGroups(newAccumulator)
+  }
+}
 
 /** The documentation a function shows in `DESCRIBE FUNCTION EXTENDED` (`_FUNC_` stands for its name). */
 final case class FunctionDoc(

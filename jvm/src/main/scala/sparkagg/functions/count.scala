@@ -24,7 +24,8 @@ object Count extends FunctionDef {
   private val state = StructType(Seq(StructField("count", LongType, nullable = false)))
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] =
-    Right(Bound(LongType, state, () => new CountAccumulator(args.size), nullable = false))
+    Right(Bound(LongType, state, () => new CountAccumulator(args.size), nullable = false,
+      newGroupsAccumulator = Some(() => new CountGroups(args.size))))
 }
 
 final class CountAccumulator(arity: Int) extends Accumulator {
@@ -46,4 +47,69 @@ final class CountAccumulator(arity: Int) extends Accumulator {
   def state(): Array[Any] = Array(count)
   def evaluate(): Any = count
   def size: Long = 24
+}
+
+/**
+ * count for every group: one bigint per group. A row counts when it passes the filter and none of its
+ * `arity` arguments is NULL; the loop checks neither when there is no filter and no column has NULLs.
+ */
+final class CountGroups(arity: Int) extends GroupsAccumulator {
+  private val counts = new LongVector
+
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    counts.resize(totalGroups)
+    val c = counts.array
+    val n = values.numRows
+    val f = filter.orNull
+    val nullable = (0 until arity).map(values.column).filter(_.hasNulls).toArray
+    var i = 0
+    if (f == null && nullable.isEmpty) {
+      while (i < n) { c(groupIndices(i)) += 1; i += 1 }
+    } else {
+      while (i < n) {
+        if (GroupsAccumulator.keep(f, i) && CountGroups.present(nullable, i)) c(groupIndices(i)) += 1
+        i += 1
+      }
+    }
+  }
+
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    counts.resize(totalGroups)
+    val c = counts.array
+    val s = states.column(0)
+    val f = filter.orNull
+    var i = 0
+    while (i < states.numRows) {
+      if (GroupsAccumulator.keep(f, i)) c(groupIndices(i)) += s.getLong(i)
+      i += 1
+    }
+  }
+
+  def evaluate(emit: EmitTo): Column = {
+    val c = counts.emit(emit)
+    new LongColumn(c, null, c.length)
+  }
+  def state(emit: EmitTo): Array[Column] = Array(evaluate(emit))
+
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
+    val n = values.numRows
+    val nullable = (0 until arity).map(values.column).filter(_.hasNulls).toArray
+    val f = filter.orNull
+    val c = Array.tabulate(n)(i => if (GroupsAccumulator.keep(f, i) && CountGroups.present(nullable, i)) 1L else 0L)
+    Array(new LongColumn(c, null, n))
+  }
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long = counts.size
+}
+
+private object CountGroups {
+  def present(columns: Array[Column], row: Int): Boolean = {
+    var j = 0
+    while (j < columns.length) {
+      if (columns(j).isNullAt(row)) return false
+      j += 1
+    }
+    true
+  }
 }

@@ -30,9 +30,10 @@ object Sum extends FunctionDef {
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) if Types.isIntegral(t) || Types.isUntypedNull(t) =>
       Right(Bound(LongType, stateOf(LongType), () => new LongSumAccumulator(ctx.failOnOverflow),
-        coerceTo = Seq(LongType)))
+        coerceTo = Seq(LongType), newGroupsAccumulator = Some(() => new LongSumGroups(ctx.failOnOverflow))))
     case Seq(t) if Types.isFloating(t) =>
-      Right(Bound(DoubleType, stateOf(DoubleType), () => new DoubleSumAccumulator, coerceTo = Seq(DoubleType)))
+      Right(Bound(DoubleType, stateOf(DoubleType), () => new DoubleSumAccumulator, coerceTo = Seq(DoubleType),
+        newGroupsAccumulator = Some(() => new DoubleSumGroups)))
     case Seq(t: DecimalType) =>
       val out = Types.widenDecimal(t, 10, 0)
       Right(Bound(out, stateOf(out), () => new DecimalSumAccumulator(t, out, ctx.failOnOverflow)))
@@ -119,4 +120,142 @@ final class DecimalSumAccumulator(in: DecimalType, out: DecimalType, failOnOverf
   def state(): Array[Any] = Array(result, count)
   def evaluate(): Any = result
   def size: Long = 48 + sum.size
+}
+
+/**
+ * Exact bigint sum for every group ([[LongSumAccumulator]]'s semantics): 128-bit sums, counts, and a bit
+ * for groups that merged an overflowed state. A sum that does not fit bigint when read raises Spark's
+ * overflow error in ANSI mode, else is NULL. State: sum (NULL when none or overflowed), count.
+ */
+final class LongSumGroups(failOnOverflow: Boolean) extends GroupsAccumulator {
+  private val sums = new GroupLongSums
+  private val counts = new LongVector
+  private val overflowed = new BitVector
+  private val nulls = new NullState
+
+  private def resize(totalGroups: Int): Unit = {
+    sums.resize(totalGroups); counts.resize(totalGroups); overflowed.resize(totalGroups); nulls.resize(totalGroups)
+  }
+
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val (lo, hi, c) = (sums.low, sums.high, counts.array)
+    nulls.accumulateLong(groupIndices, values.column(0), values.numRows, filter, totalGroups,
+      (g, v) => { GroupLongSums.add(lo, hi, g, v); c(g) += 1 })
+  }
+
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val (lo, hi, c) = (sums.low, sums.high, counts.array)
+    val (sum, count) = (states.column(0), states.column(1))
+    val f = filter.orNull
+    var i = 0
+    while (i < states.numRows) {
+      if (GroupsAccumulator.keep(f, i)) {
+        val n = count.getLong(i)
+        if (n > 0) {
+          val g = groupIndices(i)
+          if (sum.isNullAt(i)) overflowed.set(g) else GroupLongSums.add(lo, hi, g, sum.getLong(i))
+          c(g) += n
+        }
+      }
+      i += 1
+    }
+  }
+
+  /** The emitted groups' sums (NULL: none, or overflowed) and counts. */
+  private def emitted(emit: EmitTo): (LongColumn, Array[Long]) = {
+    val (lo, hi) = sums.emit(emit)
+    val c = counts.emit(emit)
+    val over = overflowed.emit(emit)
+    nulls.build(emit)
+    val validity = new Array[Long](Validity.words(c.length))
+    var g = 0
+    while (g < c.length) {
+      if (c(g) != 0 && (over(g >> 6) & (1L << g)) == 0) {
+        if (GroupLongSums.fitsLong(lo, hi, g)) Validity.set(validity, g)
+        else if (failOnOverflow) Overflow.raise("bigint sum")
+      }
+      g += 1
+    }
+    (new LongColumn(lo, validity, c.length), c)
+  }
+
+  def evaluate(emit: EmitTo): Column = emitted(emit)._1
+  def state(emit: EmitTo): Array[Column] = {
+    val (sum, c) = emitted(emit)
+    Array(sum, new LongColumn(c, null, c.length))
+  }
+
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
+    val n = values.numRows
+    val v = values.column(0)
+    val c = GroupColumns.rowCounts(v, n, filter)
+    val s = Array.tabulate(n)(i => if (c(i) != 0) v.getLong(i) else 0L)
+    Array(new LongColumn(s, GroupColumns.nonZero(c), n), new LongColumn(c, null, n))
+  }
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long = sums.size + counts.size + overflowed.size + nulls.size
+}
+
+/** Double sum for every group ([[DoubleSumAccumulator]]'s semantics). State: sum (NULL when none), count. */
+final class DoubleSumGroups extends GroupsAccumulator {
+  private val sums = new GroupDoubleSums
+  private val counts = new LongVector
+  private val nulls = new NullState
+
+  private def resize(totalGroups: Int): Unit = {
+    sums.resize(totalGroups); counts.resize(totalGroups); nulls.resize(totalGroups)
+  }
+
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val (s, fl, c) = (sums.sums, sums.nonFinite, counts.array)
+    nulls.accumulateDouble(groupIndices, values.column(0), values.numRows, filter, totalGroups,
+      (g, v) => { GroupDoubleSums.add(s, fl, g, v); c(g) += 1 })
+  }
+
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val (s, fl, c) = (sums.sums, sums.nonFinite, counts.array)
+    val (sum, count) = (states.column(0), states.column(1))
+    val f = filter.orNull
+    var i = 0
+    while (i < states.numRows) {
+      if (GroupsAccumulator.keep(f, i)) {
+        val n = count.getLong(i)
+        if (n > 0) {
+          val g = groupIndices(i)
+          GroupDoubleSums.add(s, fl, g, sum.getDouble(i))
+          c(g) += n
+        }
+      }
+      i += 1
+    }
+  }
+
+  private def emitted(emit: EmitTo): (DoubleColumn, Array[Long]) = {
+    val s = sums.emit(emit)
+    val c = counts.emit(emit)
+    nulls.build(emit)
+    (new DoubleColumn(s, GroupColumns.nonZero(c), c.length), c)
+  }
+
+  def evaluate(emit: EmitTo): Column = emitted(emit)._1
+  def state(emit: EmitTo): Array[Column] = {
+    val (sum, c) = emitted(emit)
+    Array(sum, new LongColumn(c, null, c.length))
+  }
+
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
+    val n = values.numRows
+    val v = values.column(0)
+    val c = GroupColumns.rowCounts(v, n, filter)
+    val s = Array.tabulate(n)(i => if (c(i) != 0) v.getDouble(i) else 0.0)
+    Array(new DoubleColumn(s, GroupColumns.nonZero(c), n), new LongColumn(c, null, n))
+  }
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long = sums.size + counts.size + nulls.size
 }

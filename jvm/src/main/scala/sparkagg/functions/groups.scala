@@ -1,0 +1,96 @@
+package sparkagg.functions
+
+import sparkagg.api._
+
+// Shared machinery of the native GroupsAccumulators (count.scala, sum.scala, average.scala,
+// min_max.scala hold the accumulators themselves): the exact sums of sums.scala laid out as primitive
+// arrays indexed by group, so that a group costs a few array slots instead of an object.
+
+/**
+ * Every group's exact bigint sum in 128 bits, [[LongSum]]'s arithmetic over two arrays: `lo` holds the
+ * low 64 bits, `hi` the high. An overflow that cancels out is none; whether a sum fits is judged when read.
+ */
+private[functions] final class GroupLongSums {
+  private val lo = new LongVector
+  private val hi = new LongVector
+
+  def resize(totalGroups: Int): Unit = { lo.resize(totalGroups); hi.resize(totalGroups) }
+  def low: Array[Long] = lo.array
+  def high: Array[Long] = hi.array
+  def emit(emit: EmitTo): (Array[Long], Array[Long]) = (lo.emit(emit), hi.emit(emit))
+  def size: Long = lo.size + hi.size
+}
+
+private[functions] object GroupLongSums {
+  @inline def add(lo: Array[Long], hi: Array[Long], g: Int, v: Long): Unit = {
+    val l = lo(g)
+    val r = l + v
+    hi(g) += (v >> 63) + (if (java.lang.Long.compareUnsigned(r, l) < 0) 1L else 0L)
+    lo(g) = r
+  }
+  @inline def fitsLong(lo: Array[Long], hi: Array[Long], g: Int): Boolean = hi(g) == (lo(g) >> 63)
+}
+
+/**
+ * Every group's double sum as [[DoubleSum]] keeps it, minus retraction: the finite running sum in one
+ * array, and in another which non-finite values were seen (bit 0 NaN, bit 1 +inf, bit 2 -inf). Adds
+ * happen in the same order as the row-at-a-time accumulator's, so the sums are the same to the bit.
+ */
+private[functions] final class GroupDoubleSums {
+  private val finite = new DoubleVector
+  private val flags = new ByteVector
+
+  def resize(totalGroups: Int): Unit = { finite.resize(totalGroups); flags.resize(totalGroups) }
+  def sums: Array[Double] = finite.array
+  def nonFinite: Array[Byte] = flags.array
+
+  /** The emitted groups' sums as DoubleSum.value gives them. */
+  def emit(emit: EmitTo): Array[Double] = {
+    val s = finite.emit(emit)
+    val f = flags.emit(emit)
+    var g = 0
+    while (g < s.length) {
+      if (f(g) != 0) s(g) = GroupDoubleSums.value(s(g), f(g))
+      g += 1
+    }
+    s
+  }
+  def size: Long = finite.size + flags.size
+}
+
+private[functions] object GroupDoubleSums {
+  @inline def add(sums: Array[Double], flags: Array[Byte], g: Int, v: Double): Unit =
+    if (java.lang.Double.isFinite(v)) sums(g) += v
+    else flags(g) = (flags(g) | (if (v.isNaN) 1 else if (v > 0) 2 else 4)).toByte
+
+  def value(finite: Double, flags: Byte): Double =
+    if ((flags & 1) != 0 || (flags & 6) == 6) Double.NaN
+    else if ((flags & 2) != 0) Double.PositiveInfinity
+    else if ((flags & 4) != 0) Double.NegativeInfinity
+    else finite
+}
+
+private[functions] object GroupColumns {
+  /** Validity words with a bit set for each group whose count is not zero. */
+  def nonZero(counts: Array[Long]): Array[Long] = {
+    val bits = new Array[Long](Validity.words(counts.length))
+    var g = 0
+    while (g < counts.length) {
+      if (counts(g) != 0) Validity.set(bits, g)
+      g += 1
+    }
+    bits
+  }
+
+  /** convertToState's count field: 1 where the row is kept and (for `values`) non-NULL, else 0. */
+  def rowCounts(values: Column, numRows: Int, filter: Option[Column]): Array[Long] = {
+    val f = filter.orNull
+    val counts = new Array[Long](numRows)
+    var i = 0
+    while (i < numRows) {
+      if (GroupsAccumulator.keep(f, i) && (values == null || !values.isNullAt(i))) counts(i) = 1L
+      i += 1
+    }
+    counts
+  }
+}
