@@ -92,8 +92,9 @@ final class MedianAccumulator(kind: ValueKind) extends Accumulator {
     }
   }
 
-  // bigint and double lists leave unboxed: a group of millions of values is one array, not millions of objects.
-  def state(): Array[Any] = Array(kind.dataType match {
+  // Sorted, so a state's bytes do not depend on whether it was evaluated (which sorts in place); bigint
+  // and double lists leave unboxed: a group of millions of values is one array, not millions of objects.
+  def state(): Array[Any] = Array({ values.sortInPlace(); kind.dataType } match {
     case LongType => java.util.Arrays.copyOf(values.values, values.length)
     case DoubleType => Array.tabulate(values.length)(j => decode(values.values(j)))
     case _ => Array.tabulate[Any](values.length)(j => box(values.values(j)))

@@ -53,7 +53,10 @@ final class PercentileContAccumulator(fraction: Double) extends Accumulator {
     var j = 0
     while (j < list.numElements) { if (!list.isNullAt(j)) values.add(encode(list.getDouble(j))); j += 1 }
   }
-  def state(): Array[Any] = Array(Array.tabulate(values.length)(j => decode(values.values(j))))
+  def state(): Array[Any] = {
+    values.sortInPlace() // as median's: the same bytes whether or not it was evaluated
+    Array(Array.tabulate(values.length)(j => decode(values.values(j))))
+  }
   def evaluate(): Any =
     if (values.length == 0) null
     else {
