@@ -302,8 +302,11 @@ final class AccumulatorGroups(newAccumulator: () => Accumulator) extends GroupsA
   private def take(emit: EmitTo): Array[Accumulator] = {
     val n = emit.count(len)
     val out = Arrays.copyOf(accumulators, n)
-    System.arraycopy(accumulators, n, accumulators, 0, len - n)
-    Arrays.fill(accumulators.asInstanceOf[Array[AnyRef]], len - n, len, null)
+    if (n == len) accumulators = new Array[Accumulator](16)
+    else {
+      System.arraycopy(accumulators, n, accumulators, 0, len - n)
+      Arrays.fill(accumulators.asInstanceOf[Array[AnyRef]], len - n, len, null)
+    }
     len -= n
     out.foreach(a => held -= a.size)
     out

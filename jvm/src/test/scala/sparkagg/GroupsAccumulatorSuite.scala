@@ -1,0 +1,389 @@
+package sparkagg
+
+import scala.util.Random
+
+import org.apache.spark.sql.types._
+import org.scalatest.funsuite.AnyFunSuite
+import sparkagg.api._
+import sparkagg.functions._
+
+/**
+ * The grouped path (issue 7's api): for random batches with NULLs, FILTER masks and many groups, the
+ * native GroupsAccumulators, the adapter running each function's Accumulator per group, and the
+ * Accumulator itself fed each group's rows give the same results and states, through update, state ->
+ * merge across two partitions (and across the two implementations), EmitTo.First(n) then All, and
+ * convertToState -> merge. Hand-worked cases pin the semantics the random checks share.
+ */
+class GroupsAccumulatorSuite extends AnyFunSuite {
+  import GroupsAccumulatorSuite._
+
+  private final case class Case(function: FunctionDef, types: Seq[DataType], ansi: Boolean = true,
+      gen: Option[(DataType, Random) => Any] = None) {
+    val label: String = s"${function.name}${types.map(_.simpleString).mkString("(", ", ", ")")}" +
+      (if (ansi) "" else " ansi off") + (if (gen.isDefined) " huge values" else "")
+  }
+
+  private val longLike = Seq(BooleanType, ByteType, ShortType, IntegerType, LongType, DateType, TimestampType)
+  private val hugeLongs: (DataType, Random) => Any =
+    (_, rnd) => if (rnd.nextBoolean()) Long.MaxValue - rnd.nextInt(10) else Long.MinValue + rnd.nextInt(10)
+
+  private val nativeCases: Seq[Case] =
+    Seq(Case(Count, Nil), Case(Count, Seq(LongType)), Case(Count, Seq(IntegerType, StringType)),
+      Case(Sum, Seq(LongType)), Case(Sum, Seq(DoubleType)), Case(Avg, Seq(DoubleType)),
+      Case(Sum, Seq(LongType), ansi = false, gen = Some(hugeLongs))) ++
+      (longLike ++ Seq(FloatType, DoubleType)).flatMap(t => Seq(Case(Min, Seq(t)), Case(Max, Seq(t))))
+
+  // Functions without a native implementation: the adapter against the Accumulator.
+  private val adapterCases: Seq[Case] = Seq(Case(Sum, Seq(DecimalType(10, 2))), Case(Avg, Seq(DecimalType(30, 5))),
+    Case(Min, Seq(StringType)), Case(Max, Seq(BinaryType)), Case(BitXor, Seq(LongType)), Case(VarSamp, Seq(DoubleType)),
+    Case(Corr, Seq(DoubleType, DoubleType)), Case(ArrayAgg, Seq(LongType)), Case(Median, Seq(DoubleType)),
+    Case(Median, Seq(LongType)), Case(ApproxDistinct, Seq(StringType)))
+
+  test("the functions with a native grouped path offer it; the others fall back to the adapter") {
+    for (c <- nativeCases) {
+      val bound = new Harness(c.function, c.types).call.bound
+      assert(bound.newGroupsAccumulator.isDefined, c.label)
+      assert(!bound.groupsAccumulator().isInstanceOf[AccumulatorGroups], c.label)
+    }
+    for (c <- adapterCases) {
+      val bound = new Harness(c.function, c.types).call.bound
+      assert(bound.newGroupsAccumulator.isEmpty, c.label)
+      assert(bound.groupsAccumulator().isInstanceOf[AccumulatorGroups], c.label)
+    }
+  }
+
+  for (c <- nativeCases ++ adapterCases) {
+    val h = new Harness(c.function, c.types, failOnOverflow = c.ansi)
+    val bound = h.call.bound
+    val native: () => GroupsAccumulator = () => bound.groupsAccumulator()
+    val adapter: () => GroupsAccumulator = () => new AccumulatorGroups(bound.newAccumulator)
+    val implementations = Seq("native" -> native, "adapter" -> adapter)
+    val stateTypes = bound.stateSchema.fields.map(_.dataType).toSeq
+
+    def batches(rnd: Random, groups: Int, count: Int): Seq[Batch] =
+      Seq.fill(count)(Batch.random(c.types, groups, rnd, c.gen))
+
+    /** The Accumulator fed group g's kept rows, for every group below `groups`. */
+    def expected(bs: Seq[Batch], groups: Int): IndexedSeq[Accumulator] = {
+      val rows = Array.fill(groups)(Vector.newBuilder[Seq[Any]])
+      for (b <- bs; i <- b.rows.indices if b.kept(i)) rows(b.keys(i)) += b.rows(i)
+      rows.map(r => h.accumulate(r.result())).toIndexedSeq
+    }
+
+    def checkValues(what: String, got: Column, want: Seq[Accumulator]): Unit = {
+      assert(got.numRows == want.size, s"$what: ${got.numRows} groups, expected ${want.size}")
+      for ((acc, g) <- want.zipWithIndex) {
+        val (x, y) = (norm(got.get(g, bound.returnType)), norm(acc.evaluate()))
+        assert(Gen.same(x, y), s"$what: group $g: $x, expected $y")
+      }
+    }
+
+    def checkStates(what: String, got: Array[Column], want: Seq[Accumulator]): Unit = {
+      assert(got.length == stateTypes.size, what)
+      for ((acc, g) <- want.zipWithIndex; (field, f) <- acc.state().zipWithIndex) {
+        assert(got(f).numRows == want.size, what)
+        val (x, y) = (norm(got(f).get(g, stateTypes(f))), norm(field))
+        assert(Gen.same(x, y), s"$what: group $g field ${bound.stateSchema(f).name}: $x, expected $y")
+      }
+    }
+
+    test(s"${c.label}: update, evaluate and state equal the Accumulator per group") {
+      val rnd = new Random(c.label.hashCode)
+      for (groups <- Seq(1, 7, 300)) {
+        val bs = batches(rnd, groups, 12)
+        // totalGroups grows from batch to batch, as an operator's group count does.
+        val totals = bs.scanLeft(0)((t, b) => math.max(t, if (b.keys.isEmpty) 0 else b.keys.max + 1)).tail
+        val total = totals.lastOption.getOrElse(0)
+        val want = expected(bs, total)
+        for ((name, make) <- implementations) {
+          val (forValues, forStates) = (make(), make())
+          for ((b, t) <- bs.zip(totals); acc <- Seq(forValues, forStates))
+            acc.updateBatch(b.columns(rnd), b.keys, b.filterColumn(rnd), t)
+          assert(forValues.size > 0)
+          checkValues(s"$name, $groups groups", forValues.evaluate(EmitTo.All), want)
+          checkStates(s"$name, $groups groups", forStates.state(EmitTo.All), want)
+          // Emptied: the next use starts from nothing.
+          assert(forValues.evaluate(EmitTo.All).numRows == 0)
+          forValues.updateBatch(Columns.of(0, Array.tabulate(c.types.size)(_ => new ObjectColumn(Array()))),
+            Array(), None, 2)
+          checkValues(s"$name, reused", forValues.evaluate(EmitTo.All), Seq.fill(2)(h.accumulate(Nil)))
+        }
+      }
+    }
+
+    test(s"${c.label}: states of two partitions merge to the whole, native and adapter states interchangeable") {
+      val rnd = new Random(c.label.hashCode + 1)
+      val groups = 500
+      val bs = batches(rnd, groups, 16)
+      val (first, second) = bs.zipWithIndex.partition(_._2 % 2 == 0)
+      // The Accumulator path with the same partitioning: each group's two partial states merged (a
+      // partial sum that overflows bigint is NULL in its state whatever the other partition holds).
+      val want = expected(first.map(_._1), groups).zip(expected(second.map(_._1), groups))
+        .map { case (a, b) => h.merged(Seq(h.bytes(a), h.bytes(b))) }
+      /** One partition's accumulator: keys to local indices in order of arrival, as a hash table gives them. */
+      def partial(make: () => GroupsAccumulator, part: Seq[Batch]): (Array[Column], Array[Int]) = {
+        val acc = make()
+        val local = scala.collection.mutable.LinkedHashMap.empty[Int, Int]
+        for (b <- part) {
+          val indices = b.keys.map(k => local.getOrElseUpdate(k, local.size))
+          acc.updateBatch(b.columns(rnd), indices, b.filterColumn(rnd), local.size)
+        }
+        (acc.state(EmitTo.All), local.keys.toArray)
+      }
+      for ((partialName, makePartial) <- implementations; (finalName, makeFinal) <- implementations) {
+        val fin = makeFinal()
+        for (part <- Seq(first.map(_._1), second.map(_._1))) {
+          val (states, keys) = partial(makePartial, part)
+          fin.mergeBatch(Columns.of(keys.length, states), keys, None, groups)
+        }
+        checkValues(s"$partialName states into $finalName", fin.evaluate(EmitTo.All), want)
+      }
+    }
+
+    test(s"${c.label}: EmitTo.First(n) emits the first n groups and shifts the rest down") {
+      val rnd = new Random(c.label.hashCode + 2)
+      val groups = 200
+      for (n <- Seq(0, 1, 63, 64, 65, 130, groups)) {
+        val early = batches(rnd, groups, 6)
+        // After the early emit only groups n.. still exist, now numbered from 0.
+        val late = batches(rnd, groups, 6).map(_.onlyKeysFrom(n))
+        val wantFirst = expected(early, groups).take(n)
+        val wantRest = expected(early ++ late.map(b => b.copy(keys = b.keys.map(_ + n))), groups).drop(n)
+        for ((name, make) <- implementations) {
+          val (forValues, forStates) = (make(), make())
+          for (b <- early; acc <- Seq(forValues, forStates)) acc.updateBatch(b.columns(rnd), b.keys, b.filterColumn(rnd), groups)
+          checkValues(s"$name, First($n)", forValues.evaluate(EmitTo.First(n)), wantFirst)
+          checkStates(s"$name, First($n)", forStates.state(EmitTo.First(n)), wantFirst)
+          for (b <- late; acc <- Seq(forValues, forStates)) acc.updateBatch(b.columns(rnd), b.keys, b.filterColumn(rnd), groups - n)
+          checkValues(s"$name, All after First($n)", forValues.evaluate(EmitTo.All), wantRest)
+          checkStates(s"$name, All after First($n)", forStates.state(EmitTo.All), wantRest)
+        }
+      }
+    }
+
+    test(s"${c.label}: convertToState then merge equals update") {
+      val rnd = new Random(c.label.hashCode + 3)
+      val groups = 300
+      val bs = batches(rnd, groups, 10)
+      val want = expected(bs, groups)
+      for ((name, make) <- implementations) {
+        assert(make().supportsConvertToState, name)
+        // The filter applied when the states are made, or when they are merged: the same groups.
+        val filterFirst, filterLater = make()
+        for (b <- bs) {
+          val filter = b.filterColumn(rnd)
+          val states = make().convertToState(b.columns(rnd), filter)
+          assert(states.forall(_.numRows == b.rows.size), name)
+          filterFirst.mergeBatch(Columns.of(b.rows.size, states), b.keys, None, groups)
+          val unfiltered = make().convertToState(b.columns(rnd), None)
+          filterLater.mergeBatch(Columns.of(b.rows.size, unfiltered), b.keys, filter, groups)
+        }
+        checkValues(s"$name, filter at convertToState", filterFirst.evaluate(EmitTo.All), want)
+        checkValues(s"$name, filter at merge", filterLater.evaluate(EmitTo.All), want)
+      }
+    }
+  }
+
+  // --- hand-worked cases ------------------------------------------------------------------------
+
+  private def bound(f: FunctionDef, types: DataType*) = new Harness(f, types).call.bound
+  private def longs(values: Any*): Column = new ObjectColumn(values.map {
+    case i: Int => i.toLong
+    case other => other
+  }.toArray)
+  private def doubles(values: Any*): Column = new ObjectColumn(values.toArray)
+  private def mask(values: Any*): Option[Column] = Some(new ObjectColumn(values.toArray))
+  private def out(c: Column, t: DataType): Seq[Any] = (0 until c.numRows).map(c.get(_, t))
+
+  test("hand-worked: sum, count, avg of bigint in three groups, with and without a filter") {
+    val values = Columns(5, longs(1, null, 5, 2, null))
+    val groups = Array(0, 0, 1, 0, 2)
+    val filter = mask(true, true, false, null, true)
+    for (make <- Seq(() => bound(Sum, LongType).groupsAccumulator(),
+        () => new AccumulatorGroups(bound(Sum, LongType).newAccumulator))) {
+      val acc = make()
+      acc.updateBatch(values, groups, None, 3)
+      assert(out(acc.evaluate(EmitTo.All), LongType) == Seq(3L, 5L, null))
+      acc.updateBatch(values, groups, filter, 3)
+      assert(out(acc.evaluate(EmitTo.All), LongType) == Seq(1L, null, null))
+    }
+    val count = bound(Count, LongType).groupsAccumulator()
+    count.updateBatch(values, groups, None, 4)
+    assert(out(count.evaluate(EmitTo.All), LongType) == Seq(2L, 1L, 0L, 0L))
+    count.updateBatch(values, groups, filter, 3)
+    assert(out(count.evaluate(EmitTo.All), LongType) == Seq(1L, 0L, 0L))
+    val star = bound(Count).groupsAccumulator()
+    star.updateBatch(Columns(5), groups, filter, 3)
+    assert(out(star.evaluate(EmitTo.All), LongType) == Seq(2L, 0L, 1L))
+  }
+
+  test("hand-worked: EmitTo.First(1) of avg, then a row for the old group 1, now group 0") {
+    val acc = bound(Avg, DoubleType).groupsAccumulator()
+    acc.updateBatch(Columns(3, doubles(1.0, 3.0, 10.0)), Array(0, 0, 1), None, 3)
+    assert(out(acc.evaluate(EmitTo.First(1)), DoubleType) == Seq(2.0))
+    acc.updateBatch(Columns(1, doubles(4.0)), Array(0), None, 2)
+    assert(out(acc.evaluate(EmitTo.All), DoubleType) == Seq(7.0, null))
+    intercept[IllegalArgumentException](acc.evaluate(EmitTo.First(1)))
+  }
+
+  test("hand-worked: min and max of doubles in the total order (NaN greatest, -inf kept, -0.0 < 0.0)") {
+    val values = Columns(7, doubles(1.0, Double.NaN, Double.NegativeInfinity, Double.NaN, 0.0, -0.0, null))
+    val groups = Array(0, 0, 1, 2, 3, 3, 4)
+    def run(f: FunctionDef) = {
+      val acc = bound(f, DoubleType).groupsAccumulator()
+      acc.updateBatch(values, groups, None, 6)
+      out(acc.evaluate(EmitTo.All), DoubleType).map(v => if (v == null) "NULL" else v.toString)
+    }
+    assert(run(Max) == Seq("NaN", "-Infinity", "NaN", "0.0", "NULL", "NULL"))
+    assert(run(Min) == Seq("1.0", "-Infinity", "NaN", "-0.0", "NULL", "NULL"))
+  }
+
+  test("hand-worked: bigint sum is exact; an overflow that stays raises in ANSI mode, else is NULL") {
+    def sum(ansi: Boolean) = new Harness(Sum, Seq(LongType), failOnOverflow = ansi).call.bound.groupsAccumulator()
+    val cancels = sum(ansi = true)
+    cancels.updateBatch(Columns(3, longs(Long.MaxValue, 1L, -1L)), Array(0, 0, 0), None, 1)
+    assert(out(cancels.evaluate(EmitTo.All), LongType) == Seq(Long.MaxValue))
+    val stays = sum(ansi = true)
+    stays.updateBatch(Columns(2, longs(Long.MaxValue, 1L)), Array(0, 0), None, 1)
+    intercept[ArithmeticException](stays.evaluate(EmitTo.All))
+    val lenient = sum(ansi = false)
+    lenient.updateBatch(Columns(3, longs(Long.MaxValue, 1L, 7L)), Array(0, 0, 1), None, 2)
+    val states = lenient.state(EmitTo.All)
+    assert(out(states(0), LongType) == Seq(null, 7L) && out(states(1), LongType) == Seq(2L, 1L))
+    // An overflowed partial state stays overflowed through the merge, even if the rest would cancel it.
+    val merged = sum(ansi = false)
+    merged.mergeBatch(Columns(2, states: _*), Array(0, 0), None, 1)
+    merged.mergeBatch(Columns(1, longs(-5L), longs(1L)), Array(0), None, 1)
+    assert(out(merged.evaluate(EmitTo.All), LongType) == Seq(null))
+  }
+
+  test("NullState takes each of its four loops and marks the groups that saw a kept, non-NULL value") {
+    val cases = Seq(
+      (longs(1, 2, 3), None, NullState.NoFilterNoNulls, Seq(true, true, false)),
+      (longs(1, null, 3), None, NullState.NoFilterNulls, Seq(true, false, false)),
+      (longs(1, 2, 3), mask(false, true, null), NullState.FilterNoNulls, Seq(false, true, false)),
+      (longs(1, null, 3), mask(true, true, false), NullState.FilterNulls, Seq(true, false, false)))
+    for ((values, filter, path, seen) <- cases) {
+      val state = new NullState
+      var sum = 0L
+      state.accumulateLong(Array(0, 1, 0), values, 3, filter, 3, (_, v) => sum += v)
+      assert(state.lastPath == path)
+      assert((0 until 3).map(state.isSeen) == seen, path)
+      val validity = state.build(EmitTo.All)
+      assert((0 until 3).map(Validity.isValid(validity, _)) == seen, path)
+    }
+  }
+
+  test("BitVector and LongVector: EmitTo.First(n) shifts the rest down across word boundaries") {
+    val rnd = new Random(7)
+    for (total <- Seq(1, 63, 64, 65, 200, 1000); n <- Seq(0, 1, 63, 64, 65, 128, total).filter(_ <= total)) {
+      val bits = Seq.fill(total)(rnd.nextBoolean())
+      val v = new BitVector
+      val l = new LongVector(-1L)
+      v.resize(total); l.resize(total)
+      bits.zipWithIndex.foreach { case (b, g) => if (b) v.set(g); l.array(g) = g.toLong }
+      val first = v.emit(EmitTo.First(n))
+      assert((0 until n).map(Validity.isValid(first, _)) == bits.take(n))
+      assert(l.emit(EmitTo.First(n)).toSeq == (0 until n).map(_.toLong))
+      assert(v.length == total - n && l.length == total - n)
+      v.resize(total - n + 70); l.resize(total - n + 70)
+      assert((0 until total - n + 70).map(v.get) == bits.drop(n) ++ Seq.fill(70)(false))
+      assert((0 until total - n + 70).map(l(_)) == (n until total).map(_.toLong) ++ Seq.fill(70)(-1L))
+    }
+  }
+
+  test("size follows the number of groups, for native and adapter alike") {
+    for (make <- Seq(() => bound(Sum, LongType).groupsAccumulator(),
+        () => new AccumulatorGroups(bound(Sum, LongType).newAccumulator))) {
+      val small, large = make()
+      small.updateBatch(Columns(1, longs(1L)), Array(0), None, 10)
+      large.updateBatch(Columns(1, longs(1L)), Array(0), None, 100000)
+      assert(large.size > small.size * 100)
+      large.evaluate(EmitTo.All)
+      assert(large.size < 10000)
+    }
+  }
+}
+
+object GroupsAccumulatorSuite {
+  /** Lists (states of median, array_agg) compared by content whatever their array type. */
+  def norm(v: Any): Any = v match {
+    case a: Array[Long] => a.map(x => x: Any)
+    case a: Array[Int] => a.map(x => x: Any)
+    case a: Array[Double] => a.map(x => x: Any)
+    case other => other
+  }
+
+  /** One batch of rows in Spark's internal representation, their group keys and FILTER values. */
+  final case class Batch(types: Seq[DataType], rows: IndexedSeq[Seq[Any]], keys: Array[Int],
+      filter: Option[IndexedSeq[Any]]) {
+    def kept(i: Int): Boolean = filter.forall(_(i) == true)
+
+    /** The rows whose key is at least n, keyed from 0 (what is left after EmitTo.First(n)). */
+    def onlyKeysFrom(n: Int): Batch = {
+      val keep = keys.indices.filter(keys(_) >= n)
+      Batch(types, keep.map(rows), keep.map(keys(_) - n).toArray, filter.map(f => keep.map(f)))
+    }
+
+    /** The batch as columns: primitive columns or boxed ones, chosen at random. */
+    def columns(rnd: Random): Columns =
+      Columns.of(rows.size, types.indices.map(j => column(types(j), rows.map(_(j)), rnd)).toArray)
+
+    def filterColumn(rnd: Random): Option[Column] = filter.map { f =>
+      if (rnd.nextBoolean()) new ObjectColumn(f.toArray)
+      else new BooleanColumn(f.map(_ == true).toArray, validity(f, rnd), f.size)
+    }
+  }
+
+  object Batch {
+    def random(types: Seq[DataType], groups: Int, rnd: Random, gen: Option[(DataType, Random) => Any]): Batch = {
+      val n = rnd.nextInt(5) match {
+        case 0 => 0
+        case 1 => 1 + rnd.nextInt(3)
+        case _ => rnd.nextInt(400)
+      }
+      // Half the batches have no NULLs and half no filter, so that every NullState loop runs.
+      val nulls = rnd.nextBoolean()
+      def value(t: DataType): Any =
+        if (nulls && rnd.nextInt(6) == 0) null else gen.fold(Gen.value(t, rnd, finite = false))(_(t, rnd))
+      val rows = IndexedSeq.fill(n)(types.map(value))
+      // Skewed keys: a few hot groups and a long tail.
+      val keys = Array.fill(n)(if (rnd.nextInt(3) == 0) rnd.nextInt(math.min(groups, 4)) else rnd.nextInt(groups))
+      val filter = if (rnd.nextBoolean()) None else Some(IndexedSeq.fill(n)(rnd.nextInt(5) match {
+        case 0 => null
+        case 1 => false
+        case _ => true
+      }))
+      Batch(types, rows, keys, filter)
+    }
+  }
+
+  private def validity(values: Seq[Any], rnd: Random): Array[Long] =
+    if (!values.contains(null) && rnd.nextBoolean()) null
+    else {
+      val bits = new Array[Long](Validity.words(values.size))
+      values.zipWithIndex.foreach { case (v, i) => if (v != null) Validity.set(bits, i) }
+      bits
+    }
+
+  def column(t: DataType, values: IndexedSeq[Any], rnd: Random): Column =
+    if (rnd.nextInt(3) == 0) new ObjectColumn(values.toArray)
+    else t match {
+      case FloatType | DoubleType =>
+        new DoubleColumn(values.map {
+          case null => 0.0
+          case f: Float => f.toDouble
+          case d: Double => d
+        }.toArray, validity(values, rnd), values.size)
+      case BooleanType | ByteType | ShortType | IntegerType | LongType | DateType | TimestampType =>
+        new LongColumn(values.map {
+          case null => 0L
+          case b: Boolean => if (b) 1L else 0L
+          case b: Byte => b.toLong
+          case s: Short => s.toLong
+          case i: Int => i.toLong
+          case l: Long => l
+        }.toArray, validity(values, rnd), values.size)
+      case _ => new ObjectColumn(values.toArray)
+    }
+}
