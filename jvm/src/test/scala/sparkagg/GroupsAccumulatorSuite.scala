@@ -89,8 +89,8 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
 
     test(s"${c.label}: update, evaluate and state equal the Accumulator per group") {
       val rnd = new Random(c.label.hashCode)
-      for (groups <- Seq(1, 7, 300)) {
-        val bs = batches(rnd, groups, 12)
+      for ((groups, count) <- Seq(1 -> 12, 7 -> 12, 300 -> 12, 20000 -> 40)) {
+        val bs = batches(rnd, groups, count)
         // totalGroups grows from batch to batch, as an operator's group count does.
         val totals = bs.scanLeft(0)((t, b) => math.max(t, if (b.keys.isEmpty) 0 else b.keys.max + 1)).tail
         val total = totals.lastOption.getOrElse(0)
@@ -215,6 +215,20 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     val star = bound(Count).groupsAccumulator()
     star.updateBatch(Columns(5), groups, filter, 3)
     assert(out(star.evaluate(EmitTo.All), LongType) == Seq(2L, 0L, 1L))
+  }
+
+  test("hand-worked: convertToState gives each row's own state; a row filtered out or NULL is an empty group") {
+    val values = Columns(3, longs(1L, null, 3L))
+    val filter = mask(true, true, false)
+    for (make <- Seq(() => bound(Sum, LongType).groupsAccumulator(),
+        () => new AccumulatorGroups(bound(Sum, LongType).newAccumulator))) {
+      val Array(sum, count) = make().convertToState(values, filter)
+      assert(out(sum, LongType) == Seq(1L, null, null) && out(count, LongType) == Seq(1L, 0L, 0L))
+    }
+    val Array(min) = bound(Min, IntegerType).groupsAccumulator().convertToState(Columns(3, new ObjectColumn(Array(4, null, -2))), None)
+    assert(out(min, IntegerType) == Seq(4, null, -2))
+    val Array(n) = bound(Count).groupsAccumulator().convertToState(Columns(3), filter)
+    assert(out(n, LongType) == Seq(1L, 1L, 0L))
   }
 
   test("hand-worked: EmitTo.First(1) of avg, then a row for the old group 1, now group 0") {
