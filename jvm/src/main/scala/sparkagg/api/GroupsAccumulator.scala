@@ -94,98 +94,12 @@ final class NullState {
   def size: Long = seen.size
 
   def accumulateLong(groupIndices: Array[Int], values: Column, numRows: Int, filter: Option[Column],
-      totalGroups: Int, fn: (Int, Long) => Unit): Unit = {
-    seen.resize(totalGroups)
-    val bits = seen.bits
-    val f = filter.orNull
-    var i = 0
-    if (f == null && !values.hasNulls) {
-      lastPath = NullState.NoFilterNoNulls
-      while (i < numRows) {
-        val g = groupIndices(i)
-        bits(g >> 6) |= 1L << g
-        fn(g, values.getLong(i))
-        i += 1
-      }
-    } else if (f == null) {
-      lastPath = NullState.NoFilterNulls
-      while (i < numRows) {
-        if (!values.isNullAt(i)) {
-          val g = groupIndices(i)
-          bits(g >> 6) |= 1L << g
-          fn(g, values.getLong(i))
-        }
-        i += 1
-      }
-    } else if (!values.hasNulls) {
-      lastPath = NullState.FilterNoNulls
-      while (i < numRows) {
-        if (GroupsAccumulator.keep(f, i)) {
-          val g = groupIndices(i)
-          bits(g >> 6) |= 1L << g
-          fn(g, values.getLong(i))
-        }
-        i += 1
-      }
-    } else {
-      lastPath = NullState.FilterNulls
-      while (i < numRows) {
-        if (GroupsAccumulator.keep(f, i) && !values.isNullAt(i)) {
-          val g = groupIndices(i)
-          bits(g >> 6) |= 1L << g
-          fn(g, values.getLong(i))
-        }
-        i += 1
-      }
-    }
-  }
+      totalGroups: Int, fn: (Int, Long) => Unit): Unit =
+    accumulateRows(groupIndices, values, numRows, filter, totalGroups, (g, i) => fn(g, values.getLong(i)))
 
   def accumulateDouble(groupIndices: Array[Int], values: Column, numRows: Int, filter: Option[Column],
-      totalGroups: Int, fn: (Int, Double) => Unit): Unit = {
-    seen.resize(totalGroups)
-    val bits = seen.bits
-    val f = filter.orNull
-    var i = 0
-    if (f == null && !values.hasNulls) {
-      lastPath = NullState.NoFilterNoNulls
-      while (i < numRows) {
-        val g = groupIndices(i)
-        bits(g >> 6) |= 1L << g
-        fn(g, values.getDouble(i))
-        i += 1
-      }
-    } else if (f == null) {
-      lastPath = NullState.NoFilterNulls
-      while (i < numRows) {
-        if (!values.isNullAt(i)) {
-          val g = groupIndices(i)
-          bits(g >> 6) |= 1L << g
-          fn(g, values.getDouble(i))
-        }
-        i += 1
-      }
-    } else if (!values.hasNulls) {
-      lastPath = NullState.FilterNoNulls
-      while (i < numRows) {
-        if (GroupsAccumulator.keep(f, i)) {
-          val g = groupIndices(i)
-          bits(g >> 6) |= 1L << g
-          fn(g, values.getDouble(i))
-        }
-        i += 1
-      }
-    } else {
-      lastPath = NullState.FilterNulls
-      while (i < numRows) {
-        if (GroupsAccumulator.keep(f, i) && !values.isNullAt(i)) {
-          val g = groupIndices(i)
-          bits(g >> 6) |= 1L << g
-          fn(g, values.getDouble(i))
-        }
-        i += 1
-      }
-    }
-  }
+      totalGroups: Int, fn: (Int, Double) => Unit): Unit =
+    accumulateRows(groupIndices, values, numRows, filter, totalGroups, (g, i) => fn(g, values.getDouble(i)))
 
   /** For values of any type: `fn(group, row)` reads the row itself (a float, a narrow integer, ...). */
   def accumulateRows(groupIndices: Array[Int], values: Column, numRows: Int, filter: Option[Column],

@@ -183,7 +183,13 @@ final class ApproxPercentileAccumulator(fraction: Double, maxSize: Int, result: 
   }
 
   /** Merges `digests` and then this one into one digest (DataFusion's order). */
-  private[functions] def mergeFirst(digests: Seq[TDigest]): Unit = { flush(); digest = TDigest.merge(digests :+ digest) }
+  private def mergeFirst(digests: Seq[TDigest]): Unit = { flush(); digest = TDigest.merge(digests :+ digest) }
+
+  /** Merges one-value digests (with_weight's rows) and then this one, as [[mergeFirst]] would. */
+  private[functions] def mergeSingles(means: Array[Double], weights: Array[Double], length: Int): Unit = {
+    flush()
+    digest = TDigest.mergeSingles(maxSize, means, weights, length, digest)
+  }
 
   def merge(state: Values): Unit = {
     val list = state.getList(5)
@@ -210,21 +216,33 @@ object ApproxPercentileAccumulator {
 final class WeightedApproxPercentileAccumulator(fraction: Double, maxSize: Int, result: Double => Any)
   extends Accumulator {
   private val inner = new ApproxPercentileAccumulator(fraction, maxSize, result)
-  private val rows = new scala.collection.mutable.ArrayBuffer[TDigest]
+  // The batch's rows as primitive (mean, weight) pairs: no digest object per row.
+  private var means = new Array[Double](16)
+  private var weights = new Array[Double](16)
+  private var length = 0
   private var rowsInBatch = 0
 
   private def flush(): Unit = {
-    if (rows.nonEmpty) { inner.mergeFirst(rows.toSeq); rows.clear() }
+    if (length > 0) inner.mergeSingles(means, weights, length)
+    length = 0
     rowsInBatch = 0
   }
 
   def update(args: Values): Unit = {
-    if (!args.isNullAt(0) && !args.isNullAt(1)) rows += TDigest.single(maxSize, args.getDouble(0), args.getDouble(1))
+    if (!args.isNullAt(0) && !args.isNullAt(1)) {
+      if (length == means.length) {
+        means = java.util.Arrays.copyOf(means, 2 * length)
+        weights = java.util.Arrays.copyOf(weights, 2 * length)
+      }
+      means(length) = args.getDouble(0)
+      weights(length) = args.getDouble(1)
+      length += 1
+    }
     rowsInBatch += 1
     if (rowsInBatch == ApproxPercentileAccumulator.BatchSize) flush()
   }
   def merge(state: Values): Unit = { flush(); inner.merge(state) }
   def state(): Array[Any] = { flush(); inner.state() }
   def evaluate(): Any = { flush(); inner.evaluate() }
-  def size: Long = inner.size + 64L * rows.length
+  def size: Long = inner.size + 16L * means.length
 }

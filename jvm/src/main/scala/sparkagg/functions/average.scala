@@ -102,45 +102,9 @@ final class DecimalAvgAccumulator(in: DecimalType, sumType: DecimalType, out: De
 }
 
 /** avg as double for every group ([[DoubleAvgAccumulator]]'s semantics). State: count, sum (NULL when none). */
-final class DoubleAvgGroups extends GroupsAccumulator {
-  private val sums = new GroupDoubleSums
-  private val counts = new LongVector
-  private val nulls = new NullState
-
-  private def resize(totalGroups: Int): Unit = {
-    sums.resize(totalGroups); counts.resize(totalGroups); nulls.resize(totalGroups)
-  }
-
-  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    resize(totalGroups)
-    val (s, fl, c) = (sums.sums, sums.nonFinite, counts.array)
-    nulls.accumulateDouble(groupIndices, values.column(0), values.numRows, filter, totalGroups,
-      (g, v) => { GroupDoubleSums.add(s, fl, g, v); c(g) += 1 })
-  }
-
-  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    resize(totalGroups)
-    val (s, fl, c) = (sums.sums, sums.nonFinite, counts.array)
-    val (count, sum) = (states.column(0), states.column(1))
-    val f = filter.orNull
-    var i = 0
-    while (i < states.numRows) {
-      if (GroupsAccumulator.keep(f, i)) {
-        val n = count.getLong(i)
-        if (n > 0) {
-          val g = groupIndices(i)
-          GroupDoubleSums.add(s, fl, g, sum.getDouble(i))
-          c(g) += n
-        }
-      }
-      i += 1
-    }
-  }
-
+final class DoubleAvgGroups extends DoubleSumCountGroups(countFirst = true) {
   def evaluate(emit: EmitTo): Column = {
-    val s = sums.emit(emit)
-    val c = counts.emit(emit)
-    nulls.build(emit)
+    val (s, c) = emitted(emit)
     var g = 0
     while (g < c.length) {
       if (c(g) != 0) s(g) = s(g) / c(g)
@@ -148,22 +112,4 @@ final class DoubleAvgGroups extends GroupsAccumulator {
     }
     new DoubleColumn(s, GroupColumns.nonZero(c), c.length)
   }
-
-  def state(emit: EmitTo): Array[Column] = {
-    val s = sums.emit(emit)
-    val c = counts.emit(emit)
-    nulls.build(emit)
-    Array(new LongColumn(c, null, c.length), new DoubleColumn(s, GroupColumns.nonZero(c), c.length))
-  }
-
-  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
-    val n = values.numRows
-    val v = values.column(0)
-    val c = GroupColumns.rowCounts(v, n, filter)
-    val s = Array.tabulate(n)(i => if (c(i) != 0) v.getDouble(i) else 0.0)
-    Array(new LongColumn(c, null, n), new DoubleColumn(s, GroupColumns.nonZero(c), n))
-  }
-  override def supportsConvertToState: Boolean = true
-
-  def size: Long = sums.size + counts.size + nulls.size
 }

@@ -64,20 +64,17 @@ final class FirstLastAccumulator(valueType: DataType, keys: OrderKeys, keyOffset
   private var keyRow: Array[Any] = null
   private var set = false
 
-  /** Whether a row with keys `candidate` (arriving after the chosen one) replaces it. */
-  private def replaces(candidate: Array[Any]): Boolean =
+  /** Whether the row `v`, with keys from `keysAt` (arriving after the chosen one), replaces it. */
+  private def replaces(v: Values, keysAt: Int): Boolean =
     !set || (if (keys.isEmpty) last else {
-      val c = keys.comparator.compare(candidate, keyRow)
+      val c = keys.compareRow(v, keysAt, keyRow)
       if (last) c >= 0 else c < 0
     })
 
-  private def offer(v: Values, valueAt: Int, keysAt: Int): Unit = {
-    val candidate = if (keys.isEmpty) null else keys.read(v, keysAt)
-    if (replaces(candidate)) {
-      value = if (v.isNullAt(valueAt)) null else v.copy(valueAt, valueType)
-      keyRow = candidate
-      set = true
-    }
+  private def offer(v: Values, valueAt: Int, keysAt: Int): Unit = if (replaces(v, keysAt)) {
+    value = if (v.isNullAt(valueAt)) null else v.copy(valueAt, valueType)
+    keyRow = if (keys.isEmpty) null else keys.read(v, keysAt)
+    set = true
   }
 
   def update(args: Values): Unit = if (!(ignoreNulls && args.isNullAt(0))) offer(args, 0, keyOffset)

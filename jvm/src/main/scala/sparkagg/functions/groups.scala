@@ -70,6 +70,74 @@ private[functions] object GroupDoubleSums {
     else finite
 }
 
+/**
+ * Every group's double sum and count: the state sum and avg share. The state holds both columns, sum
+ * first or, for avg (`countFirst`), count first, as their row-at-a-time states do; a group's value is
+ * NULL while its count is 0.
+ */
+private[functions] abstract class DoubleSumCountGroups(countFirst: Boolean) extends GroupsAccumulator {
+  private val sums = new GroupDoubleSums
+  private val counts = new LongVector
+  private val nulls = new NullState
+  private val (sumField, countField) = if (countFirst) (1, 0) else (0, 1)
+
+  private def resize(totalGroups: Int): Unit = {
+    sums.resize(totalGroups); counts.resize(totalGroups); nulls.resize(totalGroups)
+  }
+
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val (s, fl, c) = (sums.sums, sums.nonFinite, counts.array)
+    nulls.accumulateDouble(groupIndices, values.column(0), values.numRows, filter, totalGroups,
+      (g, v) => { GroupDoubleSums.add(s, fl, g, v); c(g) += 1 })
+  }
+
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val (s, fl, c) = (sums.sums, sums.nonFinite, counts.array)
+    val (sum, count) = (states.column(sumField), states.column(countField))
+    val f = filter.orNull
+    var i = 0
+    while (i < states.numRows) {
+      if (GroupsAccumulator.keep(f, i)) {
+        val n = count.getLong(i)
+        if (n > 0) {
+          val g = groupIndices(i)
+          GroupDoubleSums.add(s, fl, g, sum.getDouble(i))
+          c(g) += n
+        }
+      }
+      i += 1
+    }
+  }
+
+  /** The emitted groups' sums and counts. */
+  protected def emitted(emit: EmitTo): (Array[Double], Array[Long]) = {
+    val s = sums.emit(emit)
+    val c = counts.emit(emit)
+    nulls.build(emit)
+    (s, c)
+  }
+
+  private def columns(s: Array[Double], c: Array[Long]): Array[Column] = {
+    val sum = new DoubleColumn(s, GroupColumns.nonZero(c), c.length)
+    val count = new LongColumn(c, null, c.length)
+    if (countFirst) Array(count, sum) else Array(sum, count)
+  }
+
+  def state(emit: EmitTo): Array[Column] = { val (s, c) = emitted(emit); columns(s, c) }
+
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
+    val n = values.numRows
+    val v = values.column(0)
+    val c = GroupColumns.rowCounts(v, n, filter)
+    columns(Array.tabulate(n)(i => if (c(i) != 0) v.getDouble(i) else 0.0), c)
+  }
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long = sums.size + counts.size + nulls.size
+}
+
 private[functions] object GroupColumns {
   /** Validity words with a bit set for each group whose count is not zero. */
   def nonZero(counts: Array[Long]): Array[Long] = {

@@ -28,6 +28,30 @@ private[functions] final case class OrderKeys(types: Seq[DataType], directions: 
   def read(v: Values, offset: Int): Array[Any] =
     Array.tabulate[Any](types.size)(i => if (v.isNullAt(offset + i)) null else v.copy(offset + i, types(i)))
 
+  /** A row's keys (from `offset` in `v`) against a kept key row, as [[comparator]] orders them, reading
+   *  the row in place: the hot path of first_value / last_value copies keys only when they win. */
+  private val physical = types.map(OrderKeys.physical).toArray
+
+  def compareRow(v: Values, offset: Int, kept: Array[Any]): Int = {
+    var i = 0
+    var c = 0
+    while (c == 0 && i < types.size) {
+      val rowNull = v.isNullAt(offset + i)
+      val keptNull = kept(i) == null
+      val nullsFirst = directions(i).nullsFirst
+      c =
+        if (rowNull && keptNull) 0
+        else if (rowNull) (if (nullsFirst) -1 else 1)
+        else if (keptNull) (if (nullsFirst) 1 else -1)
+        else {
+          val ascending = OrderKeys.compareInPlace(physical(i), types(i), v, offset + i, kept(i))
+          if (directions(i).descending) -ascending else ascending
+        }
+      i += 1
+    }
+    c
+  }
+
   /** Orders key rows as Spark's sort does: per key, its direction and where NULLs go. */
   val comparator: Comparator[Array[Any]] = {
     val compares = types.map(OrderKeys.compareValues).toArray
@@ -65,6 +89,40 @@ private[functions] object OrderKeys {
     val keys = fields.map(f => SortKey.fromName(f.name).map(d => Arg(f.dataType, nullable = true, sortKey = Some(d))))
     if (keys.forall(_.isDefined)) Some(keys.flatten) else None
   }
+
+  /** How a key type is read in place, chosen once: a switch on an int per row, not a match on the type. */
+  private def physical(t: DataType): Int = t match {
+    case BooleanType => 0
+    case ByteType => 1
+    case ShortType => 2
+    case IntegerType | DateType => 3
+    case LongType | TimestampType | TimestampNTZType => 4
+    case FloatType => 5
+    case DoubleType => 6
+    case _: DecimalType => 7
+    case BinaryType => 8
+    case _: StringType => 9
+    case _ => 10
+  }
+
+  /** A row's value of type `t` (read as `physical` says) at `at` against a kept internal value, primitives
+   *  unboxed; the sign of the comparison only. */
+  private def compareInPlace(physical: Int, t: DataType, v: Values, at: Int, kept: Any): Int =
+    Integer.signum((physical: @scala.annotation.switch) match {
+      case 0 => java.lang.Boolean.compare(v.getBoolean(at), kept.asInstanceOf[Boolean])
+      case 1 => java.lang.Byte.compare(v.getByte(at), kept.asInstanceOf[Byte])
+      case 2 => java.lang.Short.compare(v.getShort(at), kept.asInstanceOf[Short])
+      case 3 => java.lang.Integer.compare(v.getInt(at), kept.asInstanceOf[Int])
+      case 4 => java.lang.Long.compare(v.getLong(at), kept.asInstanceOf[Long])
+      case 5 => java.lang.Float.compare(v.getFloat(at), kept.asInstanceOf[Float])
+      case 6 => java.lang.Double.compare(v.getDouble(at), kept.asInstanceOf[Double])
+      case 7 =>
+        val d = t.asInstanceOf[DecimalType]
+        v.getDecimal(at, d.precision, d.scale).compare(kept.asInstanceOf[Decimal])
+      case 8 => ByteArray.compareBinary(v.getBinary(at), kept.asInstanceOf[Array[Byte]])
+      case 9 => v.getUTF8String(at).binaryCompare(kept.asInstanceOf[org.apache.spark.unsafe.types.UTF8String])
+      case _ => compareValues(t).compare(v.get(at, t), kept)
+    })
 
   /** Catalyst's internal values of one orderable type, compared as Spark sorts them (NaN greatest). */
   private def compareValues(t: DataType): Comparator[Any] = t match {

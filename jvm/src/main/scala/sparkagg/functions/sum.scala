@@ -200,62 +200,9 @@ final class LongSumGroups(failOnOverflow: Boolean) extends GroupsAccumulator {
 }
 
 /** Double sum for every group ([[DoubleSumAccumulator]]'s semantics). State: sum (NULL when none), count. */
-final class DoubleSumGroups extends GroupsAccumulator {
-  private val sums = new GroupDoubleSums
-  private val counts = new LongVector
-  private val nulls = new NullState
-
-  private def resize(totalGroups: Int): Unit = {
-    sums.resize(totalGroups); counts.resize(totalGroups); nulls.resize(totalGroups)
+final class DoubleSumGroups extends DoubleSumCountGroups(countFirst = false) {
+  def evaluate(emit: EmitTo): Column = {
+    val (s, c) = emitted(emit)
+    new DoubleColumn(s, GroupColumns.nonZero(c), c.length)
   }
-
-  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    resize(totalGroups)
-    val (s, fl, c) = (sums.sums, sums.nonFinite, counts.array)
-    nulls.accumulateDouble(groupIndices, values.column(0), values.numRows, filter, totalGroups,
-      (g, v) => { GroupDoubleSums.add(s, fl, g, v); c(g) += 1 })
-  }
-
-  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    resize(totalGroups)
-    val (s, fl, c) = (sums.sums, sums.nonFinite, counts.array)
-    val (sum, count) = (states.column(0), states.column(1))
-    val f = filter.orNull
-    var i = 0
-    while (i < states.numRows) {
-      if (GroupsAccumulator.keep(f, i)) {
-        val n = count.getLong(i)
-        if (n > 0) {
-          val g = groupIndices(i)
-          GroupDoubleSums.add(s, fl, g, sum.getDouble(i))
-          c(g) += n
-        }
-      }
-      i += 1
-    }
-  }
-
-  private def emitted(emit: EmitTo): (DoubleColumn, Array[Long]) = {
-    val s = sums.emit(emit)
-    val c = counts.emit(emit)
-    nulls.build(emit)
-    (new DoubleColumn(s, GroupColumns.nonZero(c), c.length), c)
-  }
-
-  def evaluate(emit: EmitTo): Column = emitted(emit)._1
-  def state(emit: EmitTo): Array[Column] = {
-    val (sum, c) = emitted(emit)
-    Array(sum, new LongColumn(c, null, c.length))
-  }
-
-  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
-    val n = values.numRows
-    val v = values.column(0)
-    val c = GroupColumns.rowCounts(v, n, filter)
-    val s = Array.tabulate(n)(i => if (c(i) != 0) v.getDouble(i) else 0.0)
-    Array(new DoubleColumn(s, GroupColumns.nonZero(c), n), new LongColumn(c, null, n))
-  }
-  override def supportsConvertToState: Boolean = true
-
-  def size: Long = sums.size + counts.size + nulls.size
 }

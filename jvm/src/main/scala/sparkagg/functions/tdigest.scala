@@ -98,10 +98,6 @@ private[functions] object TDigest {
   def empty(maxSize: Int): TDigest =
     new TDigest(maxSize, Array.emptyDoubleArray, Array.emptyDoubleArray, 0.0, 0, Double.NaN, Double.NaN)
 
-  /** One value of weight `weight` (approx_percentile_cont_with_weight's per-row digest: count 1). */
-  def single(maxSize: Int, mean: Double, weight: Double): TDigest =
-    new TDigest(maxSize, Array(mean), Array(weight), mean * weight, 1, mean, mean)
-
   /** A digest read back from a state: non-finite min / max widen to -inf / +inf, as DataFusion does. */
   def fromState(maxSize: Int, sum: Double, count: Long, max: Double, min: Double, flat: Array[Double]): TDigest =
     new TDigest(maxSize, Array.tabulate(flat.length / 2)(i => flat(2 * i)), Array.tabulate(flat.length / 2)(i => flat(2 * i + 1)),
@@ -125,7 +121,6 @@ private[functions] object TDigest {
   def merge(digests: Seq[TDigest]): TDigest = {
     val total = digests.map(_.centroids).sum
     if (total == 0) return empty(DefaultMaxSize)
-    val maxSize = digests.head.maxSize
     val means = new Array[Double](total)
     val weights = new Array[Double](total)
     val starts = new Array[Int](digests.size)
@@ -144,6 +139,34 @@ private[functions] object TDigest {
         at += d.centroids
       }
     }
+    compress(digests.head.maxSize, means, weights, starts, count, lo, hi)
+  }
+
+  /**
+   * [[merge]] of `length` one-value digests (mean `means(i)`, weight `weights(i)`, count 1, min = max =
+   * the mean: with_weight's rows) followed by `last`, without making a digest per value.
+   */
+  def mergeSingles(maxSize: Int, means: Array[Double], weights: Array[Double], length: Int, last: TDigest): TDigest = {
+    val total = length + last.centroids
+    if (total == 0) return empty(DefaultMaxSize)
+    val m = java.util.Arrays.copyOf(means, total)
+    val w = java.util.Arrays.copyOf(weights, total)
+    System.arraycopy(last.means, 0, m, length, last.centroids)
+    System.arraycopy(last.weights, 0, w, length, last.centroids)
+    var lo = Double.PositiveInfinity
+    var hi = Double.NegativeInfinity
+    var i = 0
+    while (i < length) { lo = rustMin(lo, means(i)); hi = rustMax(hi, means(i)); i += 1 }
+    var count = length.toLong
+    if (last.count > 0) { lo = rustMin(lo, last.min); hi = rustMax(hi, last.max); count += last.count }
+    compress(if (length > 0) maxSize else last.maxSize, m, w, Array.tabulate(length + 1)(identity), count, lo, hi)
+  }
+
+  /** The centroids of merged digests (each digest's run sorted, runs from `starts`): merge-sorted in
+   *  pairwise rounds, then one compression pass. */
+  private def compress(maxSize: Int, means: Array[Double], weights: Array[Double], starts: Array[Int],
+      count: Long, lo: Double, hi: Double): TDigest = {
+    val total = means.length
     var perBlock = 1
     while (perBlock < starts.length) {
       var i = 0
@@ -186,8 +209,10 @@ private[functions] object TDigest {
    * (DataFusion's two merges differ there).
    */
   private final class Compressor(maxSize: Int, total: Long, kLimitStart: Int) {
-    private val means = new scala.collection.mutable.ArrayBuffer[Double](maxSize)
-    private val weights = new scala.collection.mutable.ArrayBuffer[Double](maxSize)
+    // Primitive arrays grown by doubling: the centroids are not boxed.
+    private var means = new Array[Double](maxSize + 1)
+    private var weights = new Array[Double](maxSize + 1)
+    private var n = 0
     private var kLimit = kLimitStart.toLong
     private var qLimitTimesCount = kToQ(1, maxSize) * total.toDouble
     private var currMean = 0.0
@@ -220,17 +245,21 @@ private[functions] object TDigest {
       currWeight = currWeight + weightsToMerge
       currMean = newSum / currWeight
       sum += newSum
-      means += currMean
-      weights += currWeight
+      if (n == means.length) {
+        means = java.util.Arrays.copyOf(means, 2 * n)
+        weights = java.util.Arrays.copyOf(weights, 2 * n)
+      }
+      means(n) = currMean
+      weights(n) = currWeight
+      n += 1
       sumsToMerge = 0.0
       weightsToMerge = 0.0
     }
 
     def finish(count: Long, max: Double, min: Double): TDigest = {
       close()
-      val n = means.length
-      val m = means.toArray
-      val w = weights.toArray
+      val m = java.util.Arrays.copyOf(means, n)
+      val w = java.util.Arrays.copyOf(weights, n)
       // Sorted by mean, stably (insertion sort: the pass nearly always emits them in order already).
       var i = 1
       while (i < n) {
