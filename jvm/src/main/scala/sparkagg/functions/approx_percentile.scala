@@ -65,16 +65,21 @@ private[functions] object ApproxPercentile {
           fraction <- percentile(p)
           size <- maxSize(m.headOption)
         } yield {
-          val (returnType, result) = resultOf(types.head).get
           val f = if (descending.flatMap(_.constant).contains(true)) 1 - fraction else fraction
-          Bound(returnType, state,
-            () => if (weighted) new WeightedApproxPercentileAccumulator(f, size, result)
-              else new ApproxPercentileAccumulator(f, size, result),
-            coerceTo = Seq.fill(values)(DoubleType) ++ rest.map(_.dataType))
+          bound(types.head, f, size, weighted, coerceTo = Seq.fill(values)(DoubleType) ++ rest.map(_.dataType))
         }
       case _ => Left(s"expects $usage with numeric expr${if (weighted) " and weight" else ""}, a constant p in " +
         "[0, 1] and a constant integer max_size > 0")
     }
+  }
+
+  /** The bound function over values of type `t` (one accepted by [[resultOf]]) at quantile `fraction`. */
+  def bound(t: DataType, fraction: Double, size: Int, weighted: Boolean, coerceTo: Seq[DataType]): Bound = {
+    val (returnType, result) = resultOf(t).get
+    Bound(returnType, state,
+      () => if (weighted) new WeightedApproxPercentileAccumulator(fraction, size, result)
+        else new ApproxPercentileAccumulator(fraction, size, result),
+      coerceTo = coerceTo)
   }
 }
 
@@ -144,10 +149,9 @@ object ApproxMedian extends FunctionDef {
       "SELECT _FUNC_(col) FROM VALUES (1.0D), (2.0D), (9.0D) AS tab(col)" -> "2.0",
       "SELECT _FUNC_(col) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "2"))
 
-  private val half = Arg(DoubleType, nullable = false, Some(0.5))
-  def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args match {
-    case Seq(x) => ApproxPercentile.bind(name, Seq(x, half), values = 1, weighted = false)
-      .map(b => b.copy(coerceTo = b.coerceTo.take(1)))
+  def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
+    case Seq(t) if ApproxPercentile.resultOf(t).isDefined =>
+      Right(ApproxPercentile.bound(t, 0.5, TDigest.DefaultMaxSize, weighted = false, coerceTo = Seq(DoubleType)))
     case _ => Left(s"expects one argument of type ${Types.Numeric}")
   }
   override def argumentsOf(state: StructType, parameters: Seq[Arg]): Option[Seq[Arg]] =
