@@ -7,6 +7,7 @@ import org.apache.spark.sql.types.{DataType, StructField, StructType}
 import org.apache.spark.sql.sparkagg.SparkInternals
 import sparkagg.api.FunctionDef
 import sparkagg.catalyst.{AccumulatorAggregator, CountStarParser, Registry}
+import sparkagg.exec.GroupedAggregateStrategy
 import sparkagg.functions.Count
 import sparkagg.window.{DistinctWindowRule, SlidingWindowStrategy}
 
@@ -98,6 +99,7 @@ class SparkAggExtensions extends (SparkSessionExtensions => Unit) {
     Registry.entries(prefix).foreach(extensions.injectFunction)
     extensions.injectParser((_, delegate) => new CountStarParser(delegate, SparkAgg.countName(prefix)))
     extensions.injectPlannerStrategy(SlidingWindowStrategy(_))
+    extensions.injectPlannerStrategy(GroupedAggregateStrategy(_))
     extensions.injectResolutionRule(_ => DistinctWindowRule)
   }
 }

@@ -92,6 +92,12 @@ case class AccumulatorAggregate(
 
   private[sparkagg] def rethrow(e: ArithmeticException): Throwable = overflow(e)
 
+  /** For sparkagg's grouped operator: the call as bound at analysis (types, state schema, accumulators). */
+  private[sparkagg] def boundCall: Call = call
+
+  /** For sparkagg's grouped operator: the arguments, cast to the types the accumulator reads. */
+  private[sparkagg] def castArguments: Seq[Expression] = call.castArguments(children)
+
   /** For sparkagg's window operator: states and results as Catalyst values. */
   private[sparkagg] def stateRow(state: Array[Any]) = call.stateRow(state)
   private[sparkagg] def resultOf(acc: Accumulator): Any = call.result(acc)

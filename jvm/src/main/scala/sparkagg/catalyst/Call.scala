@@ -35,11 +35,13 @@ final case class Call(function: FunctionDef, sqlName: String, args: Seq[Arg], ct
   def result(acc: Accumulator): Any = Call.toCatalyst(acc.evaluate(), bound.returnType)
 
   /** Evaluates `arguments` into one reused row, cast to the types the accumulator reads. */
-  def argumentProjection(arguments: Seq[Expression]): UnsafeProjection = {
+  def argumentProjection(arguments: Seq[Expression]): UnsafeProjection =
+    UnsafeProjection.create(castArguments(arguments))
+
+  /** `arguments`, each cast to the type the accumulator reads where it differs. */
+  def castArguments(arguments: Seq[Expression]): Seq[Expression] = {
     val coerce = bound.coerceTo
-    UnsafeProjection.create(arguments.zipWithIndex.map { case (a, i) =>
-      if (coerce.isEmpty || a.dataType == coerce(i)) a else Cast(a, coerce(i))
-    })
+    arguments.zipWithIndex.map { case (a, i) => if (coerce.isEmpty || a.dataType == coerce(i)) a else Cast(a, coerce(i)) }
   }
 }
 

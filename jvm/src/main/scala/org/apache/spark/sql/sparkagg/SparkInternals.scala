@@ -1,6 +1,7 @@
 package org.apache.spark.sql.sparkagg
 
-import org.apache.spark.QueryContext
+import org.apache.spark.{QueryContext, TaskContext}
+import org.apache.spark.memory.TaskMemoryManager
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.connector.catalog.CatalogManager
 import org.apache.spark.sql.errors.{QueryCompilationErrors, QueryExecutionErrors}
@@ -30,4 +31,8 @@ object SparkInternals {
   /** Spark's analysis error for WITHIN GROUP on a function that takes none. */
   def withinGroupUnsupported(name: String): Throwable =
     QueryCompilationErrors.functionWithUnsupportedSyntaxError(name, "WITHIN GROUP (ORDER BY ...)")
+
+  /** The task's memory manager, which Spark keeps to its own operators: sparkagg's grouped operator
+   *  accounts its groups there, so they spill instead of running the executor out of memory. */
+  def taskMemoryManager(task: TaskContext): TaskMemoryManager = task.taskMemoryManager()
 }

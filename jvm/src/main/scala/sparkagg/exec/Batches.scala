@@ -1,0 +1,125 @@
+package sparkagg.exec
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.util.ArrayData
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+import sparkagg.api._
+import sparkagg.catalyst.ArrayValues
+
+/**
+ * Gathers chosen fields of up to `capacity` Catalyst rows into the api's [[Column]]s, the batches a
+ * [[GroupsAccumulator]] reads: integer-like fields into a long array, float and double into a double
+ * array, booleans into a boolean array, anything else as copied Catalyst values. Each batch gets new
+ * arrays, so a batch's columns stay valid after the next one is built.
+ */
+private[exec] final class BatchBuilder(fields: Seq[(Int, DataType)], capacity: Int) {
+  private val builders: Array[FieldBuilder] = fields.map { case (ordinal, dataType) =>
+    FieldBuilder(ordinal, dataType, capacity)
+  }.toArray
+
+  def append(row: InternalRow, i: Int): Unit = {
+    var j = 0
+    while (j < builders.length) { builders(j).append(row, i); j += 1 }
+  }
+
+  /** The columns of the first `numRows` appended rows, then ready for the next batch. */
+  def columns(numRows: Int): Array[Column] = builders.map(_.build(numRows))
+}
+
+private abstract class FieldBuilder(ordinal: Int, capacity: Int) {
+  protected var validity = new Array[Long](Validity.words(capacity))
+
+  final def append(row: InternalRow, i: Int): Unit =
+    if (!row.isNullAt(ordinal)) { Validity.set(validity, i); put(row, ordinal, i) }
+
+  protected def put(row: InternalRow, ordinal: Int, i: Int): Unit
+
+  /** The column over this batch; the builder starts a new validity for the next one. */
+  final def build(numRows: Int): Column = {
+    val column = make(validity, numRows)
+    validity = new Array[Long](validity.length)
+    column
+  }
+  protected def make(validity: Array[Long], numRows: Int): Column
+}
+
+private object FieldBuilder {
+  def apply(ordinal: Int, dataType: DataType, capacity: Int): FieldBuilder = dataType match {
+    case BooleanType => new BooleanBuilder(ordinal, capacity)
+    case ByteType | ShortType | IntegerType | DateType | _: YearMonthIntervalType => new IntBuilder(ordinal, capacity)
+    case LongType | TimestampType | TimestampNTZType | _: DayTimeIntervalType => new LongBuilder(ordinal, capacity)
+    case FloatType => new FloatBuilder(ordinal, capacity)
+    case DoubleType => new DoubleBuilder(ordinal, capacity)
+    case _ => new ValueBuilder(ordinal, dataType, capacity)
+  }
+}
+
+// Each primitive builder reads its field by the width Catalyst stores it in.
+
+private final class LongBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
+  private var values = new Array[Long](capacity)
+  protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getLong(o)
+  protected def make(validity: Array[Long], n: Int): Column = {
+    val c = new LongColumn(values, validity, n); values = new Array[Long](capacity); c
+  }
+}
+
+private final class IntBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
+  private var values = new Array[Long](capacity)
+  protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getInt(o)
+  protected def make(validity: Array[Long], n: Int): Column = {
+    val c = new LongColumn(values, validity, n); values = new Array[Long](capacity); c
+  }
+}
+
+private final class DoubleBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
+  private var values = new Array[Double](capacity)
+  protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getDouble(o)
+  protected def make(validity: Array[Long], n: Int): Column = {
+    val c = new DoubleColumn(values, validity, n); values = new Array[Double](capacity); c
+  }
+}
+
+private final class FloatBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
+  private var values = new Array[Double](capacity)
+  protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getFloat(o)
+  protected def make(validity: Array[Long], n: Int): Column = {
+    val c = new DoubleColumn(values, validity, n); values = new Array[Double](capacity); c
+  }
+}
+
+private final class BooleanBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
+  private var values = new Array[Boolean](capacity)
+  protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getBoolean(o)
+  protected def make(validity: Array[Long], n: Int): Column = {
+    val c = new BooleanColumn(values, validity, n); values = new Array[Boolean](capacity); c
+  }
+}
+
+private final class ValueBuilder(ordinal: Int, dataType: DataType, capacity: Int)
+  extends FieldBuilder(ordinal, capacity) {
+  private var values = new Array[Any](capacity)
+  protected def put(row: InternalRow, o: Int, i: Int): Unit =
+    values(i) = InternalRow.copyValue(row.get(o, dataType))
+  protected def make(validity: Array[Long], n: Int): Column = {
+    val c = new CatalystColumn(values, validity, n); values = new Array[Any](capacity); c
+  }
+}
+
+/**
+ * Values in Catalyst's own representation (UTF8String, Decimal, ArrayData, InternalRow), copied out of
+ * their rows: the column of any type without a primitive layout (strings, decimals, lists, structs).
+ */
+private[exec] final class CatalystColumn(values: Array[Any], validity: Array[Long], val numRows: Int)
+  extends Column {
+  lazy val hasNulls: Boolean = !Validity.allValid(validity, numRows)
+  def isNullAt(row: Int): Boolean = !Validity.isValid(validity, row)
+  override def getBoolean(row: Int): Boolean = values(row).asInstanceOf[Boolean]
+  override def getDecimal(row: Int, precision: Int, scale: Int): Decimal = values(row).asInstanceOf[Decimal]
+  override def getUTF8String(row: Int): UTF8String = values(row).asInstanceOf[UTF8String]
+  override def getBinary(row: Int): Array[Byte] = values(row).asInstanceOf[Array[Byte]]
+  override def getList(row: Int): ListValues = new ArrayValues(values(row).asInstanceOf[ArrayData])
+  def get(row: Int, dataType: DataType): AnyRef = if (isNullAt(row)) null else values(row).asInstanceOf[AnyRef]
+  override def copy(row: Int, dataType: DataType): AnyRef = InternalRow.copyValue(get(row, dataType)).asInstanceOf[AnyRef]
+}

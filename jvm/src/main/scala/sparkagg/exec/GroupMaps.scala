@@ -1,0 +1,257 @@
+package sparkagg.exec
+
+import java.util.Arrays
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{SpecificInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.types._
+import sparkagg.api.{EmitTo, GroupVectors, LongVector}
+
+/**
+ * Group keys to dense group indices 0, 1, 2, ...: the first new key of a batch gets the next index.
+ * `emit` hands over the emitted groups' keys (by index, valid as long as the caller holds the function)
+ * and forgets them, as the accumulators forget their groups on [[EmitTo]].
+ */
+private[exec] abstract class GroupMap {
+  def numGroups: Int
+  /** The group of the key of `row`, a new one if the key was not seen. */
+  def groupOf(row: InternalRow): Int
+  def emit(emit: EmitTo): Int => InternalRow
+  /** Bytes held, capacity rather than length. */
+  def size: Long
+}
+
+private[exec] object GroupMap {
+  /** Fibonacci hashing: spreads keys that differ in their high bits (and sequential ones) over the slots. */
+  @inline def slot(hash: Long, mask: Int): Int = ((hash * 0x9E3779B97F4A7C15L) >>> 32).toInt & mask
+
+  def emitAllOnly(emit: EmitTo, what: String): Unit =
+    if (emit != EmitTo.All) throw new UnsupportedOperationException(s"$what emits all its groups at once")
+}
+
+/** No grouping keys: one group, which exists even before any row (a global aggregate of no rows). */
+private[exec] final class SingleGroup extends GroupMap {
+  private val empty = new SpecificInternalRow(Nil)
+  def numGroups: Int = 1
+  def groupOf(row: InternalRow): Int = 0
+  def emit(emit: EmitTo): Int => InternalRow = { GroupMap.emitAllOnly(emit, "a global aggregate"); _ => empty }
+  def size: Long = 0L
+}
+
+/**
+ * The fast path for one integer-like key (tinyint to bigint, date, timestamp) read at `ordinal` of the
+ * row: open addressing over a primitive key array, no object per key; NULL is a group of its own.
+ */
+private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends GroupMap {
+  private var mask = 1023
+  private var slotKeys = new Array[Long](mask + 1)
+  private var slotGroups = newSlots(mask + 1)
+  private var keys = new LongVector
+  private var nullGroup = -1
+  private var count = 0
+
+  private def newSlots(n: Int): Array[Int] = { val a = new Array[Int](n); Arrays.fill(a, -1); a }
+
+  private val read: InternalRow => Long = keyType match {
+    case ByteType => _.getByte(ordinal).toLong
+    case ShortType => _.getShort(ordinal).toLong
+    case IntegerType | DateType => _.getInt(ordinal).toLong
+    case _ => _.getLong(ordinal)
+  }
+
+  def numGroups: Int = count
+
+  def groupOf(row: InternalRow): Int =
+    if (row.isNullAt(ordinal)) {
+      if (nullGroup < 0) { nullGroup = count; keys.resize(count + 1); count += 1 }
+      nullGroup
+    } else {
+      val key = read(row)
+      var s = GroupMap.slot(key, mask)
+      while (slotGroups(s) >= 0 && slotKeys(s) != key) s = (s + 1) & mask
+      if (slotGroups(s) >= 0) slotGroups(s)
+      else {
+        val g = count
+        slotKeys(s) = key
+        slotGroups(s) = g
+        keys.resize(g + 1)
+        keys.array(g) = key
+        count += 1
+        if (count * 2 > mask) rehash()
+        g
+      }
+    }
+
+  private def rehash(): Unit = {
+    val (oldKeys, oldGroups) = (slotKeys, slotGroups)
+    mask = mask * 2 + 1
+    slotKeys = new Array[Long](mask + 1)
+    slotGroups = newSlots(mask + 1)
+    var i = 0
+    while (i < oldGroups.length) {
+      if (oldGroups(i) >= 0) {
+        var s = GroupMap.slot(oldKeys(i), mask)
+        while (slotGroups(s) >= 0) s = (s + 1) & mask
+        slotKeys(s) = oldKeys(i)
+        slotGroups(s) = oldGroups(i)
+      }
+      i += 1
+    }
+  }
+
+  def emit(emit: EmitTo): Int => InternalRow = {
+    GroupMap.emitAllOnly(emit, "the hash table")
+    val (emitted, nulls) = (keys.emit(EmitTo.All), nullGroup)
+    keys = new LongVector
+    nullGroup = -1
+    count = 0
+    mask = 1023
+    slotKeys = new Array[Long](mask + 1)
+    slotGroups = newSlots(mask + 1)
+    val row = new SpecificInternalRow(Seq(keyType))
+    g => {
+      if (g == nulls) row.setNullAt(0)
+      else keyType match {
+        case ByteType => row.setByte(0, emitted(g).toByte)
+        case ShortType => row.setShort(0, emitted(g).toShort)
+        case IntegerType | DateType => row.setInt(0, emitted(g).toInt)
+        case _ => row.setLong(0, emitted(g))
+      }
+      row
+    }
+  }
+
+  def size: Long = 12L * (mask + 1) + keys.size
+}
+
+object LongKeyMap {
+  def supports(keyType: DataType): Boolean = keyType match {
+    case ByteType | ShortType | IntegerType | DateType | LongType | TimestampType | TimestampNTZType => true
+    case _ => false
+  }
+}
+
+/** Any keys: the key columns as an UnsafeRow (`project`), compared by their bytes. */
+private[exec] final class RowKeyMap(project: UnsafeProjection) extends GroupMap {
+  private var mask = 1023
+  private var slots = newSlots(mask + 1)
+  private var keys = new Array[UnsafeRow](16)
+  private var hashes = new Array[Int](16)
+  private var count = 0
+  private var keyBytes = 0L
+
+  private def newSlots(n: Int): Array[Int] = { val a = new Array[Int](n); Arrays.fill(a, -1); a }
+
+  def numGroups: Int = count
+
+  def groupOf(row: InternalRow): Int = {
+    val key = project(row)
+    val h = key.hashCode
+    var s = GroupMap.slot(h, mask)
+    while (slots(s) >= 0 && !(hashes(slots(s)) == h && keys(slots(s)) == key)) s = (s + 1) & mask
+    if (slots(s) >= 0) slots(s)
+    else {
+      val g = count
+      if (g == keys.length) {
+        val n = GroupVectors.grow(keys.length, g + 1)
+        keys = Arrays.copyOf(keys, n)
+        hashes = Arrays.copyOf(hashes, n)
+      }
+      keys(g) = key.copy()
+      hashes(g) = h
+      keyBytes += key.getSizeInBytes + 32L
+      slots(s) = g
+      count += 1
+      if (count * 2 > mask) rehash()
+      g
+    }
+  }
+
+  private def rehash(): Unit = {
+    mask = mask * 2 + 1
+    slots = newSlots(mask + 1)
+    var g = 0
+    while (g < count) {
+      var s = GroupMap.slot(hashes(g), mask)
+      while (slots(s) >= 0) s = (s + 1) & mask
+      slots(s) = g
+      g += 1
+    }
+  }
+
+  def emit(emit: EmitTo): Int => InternalRow = {
+    GroupMap.emitAllOnly(emit, "the hash table")
+    val emitted = keys
+    keys = new Array[UnsafeRow](16)
+    hashes = new Array[Int](16)
+    count = 0
+    keyBytes = 0L
+    mask = 1023
+    slots = newSlots(mask + 1)
+    emitted(_)
+  }
+
+  def size: Long = 4L * (mask + 1) + 12L * keys.length + keyBytes
+}
+
+/**
+ * Keys that arrive sorted, each key's rows together: a new group whenever the key changes, no hash
+ * table. Emitting the first groups leaves the rest, so memory stays bounded by the groups not yet
+ * emitted (the merge of spilled runs, and input already sorted by the group keys).
+ */
+private[exec] final class SortedKeyGroups(project: UnsafeProjection) extends GroupMap {
+  private var keys = new Array[UnsafeRow](16)
+  private var count = 0
+  private var keyBytes = 0L
+
+  def numGroups: Int = count
+
+  def groupOf(row: InternalRow): Int = {
+    val key = project(row)
+    if (count > 0 && keys(count - 1) == key) count - 1
+    else {
+      if (count == keys.length) keys = Arrays.copyOf(keys, GroupVectors.grow(keys.length, count + 1))
+      keys(count) = key.copy()
+      keyBytes += key.getSizeInBytes + 32L
+      count += 1
+      count - 1
+    }
+  }
+
+  def emit(emit: EmitTo): Int => InternalRow = {
+    val n = emit.count(count)
+    val emitted = Arrays.copyOf(keys, n)
+    System.arraycopy(keys, n, keys, 0, count - n)
+    Arrays.fill(keys.asInstanceOf[Array[AnyRef]], count - n, count, null)
+    count -= n
+    keyBytes = keys.iterator.take(count).map(_.getSizeInBytes + 32L).sum
+    emitted(_)
+  }
+
+  def size: Long = 8L * keys.length + keyBytes
+}
+
+/** Every row a group of its own: the keys of rows passed on as states when partial aggregation is skipped. */
+private[exec] final class RowPerGroup(project: UnsafeProjection) extends GroupMap {
+  private var keys = new Array[UnsafeRow](16)
+  private var count = 0
+
+  def numGroups: Int = count
+
+  def groupOf(row: InternalRow): Int = {
+    if (count == keys.length) keys = Arrays.copyOf(keys, GroupVectors.grow(keys.length, count + 1))
+    keys(count) = project(row).copy()
+    count += 1
+    count - 1
+  }
+
+  def emit(emit: EmitTo): Int => InternalRow = {
+    GroupMap.emitAllOnly(emit, "a batch of rows")
+    val emitted = keys
+    keys = new Array[UnsafeRow](16)
+    count = 0
+    emitted(_)
+  }
+
+  def size: Long = 8L * keys.length
+}

@@ -1,0 +1,184 @@
+package sparkagg.exec
+
+import org.apache.spark.TaskContext
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
+import org.apache.spark.sql.catalyst.plans.physical._
+import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+import org.apache.spark.sql.sparkagg.SparkInternals
+import org.apache.spark.sql.types.DataType
+import sparkagg.catalyst.AccumulatorAggregate
+
+/** Which half of a two-phase aggregation a [[GroupedAggregateExec]] runs. */
+sealed trait GroupedMode
+object GroupedMode {
+  /** Rows in, one state row per group out (or per row, when partial aggregation is skipped). */
+  case object Partial extends GroupedMode
+  /** State rows in, clustered by the keys; the results out, through the query's result expressions. */
+  case object Final extends GroupedMode
+}
+
+/**
+ * A hash aggregation of sparkagg functions run through their [[sparkagg.api.GroupsAccumulator]]s
+ * (DataFusion's GroupedHashAggregateStream, seeds 001 and 003): group keys map to dense indices
+ * ([[GroupMap]]), rows are gathered into batches of columns, and each function updates every group of
+ * a batch at once, natively in primitive arrays where it has a native accumulator. Planned by
+ * [[GroupedAggregateStrategy]] as a Partial node below a shuffle and a Final node above it.
+ *
+ * `stateAttributes` are the state fields of every function, in order: the Partial node's output after
+ * the keys and the Final node's input. Per task, [[GroupedAggregation]] does the work, including
+ * memory accounting, spilling (Final) or early emission (Partial), and skipping partial aggregation.
+ */
+case class GroupedAggregateExec(
+    mode: GroupedMode,
+    groupingExpressions: Seq[NamedExpression],
+    aggregateExpressions: Seq[AggregateExpression],
+    stateAttributes: Seq[Attribute],
+    resultExpressions: Seq[NamedExpression],
+    child: SparkPlan) extends UnaryExecNode {
+
+  private def functions: Seq[AccumulatorAggregate] =
+    aggregateExpressions.map(_.aggregateFunction.asInstanceOf[AccumulatorAggregate])
+
+  override def output: Seq[Attribute] = resultExpressions.map(_.toAttribute)
+
+  override def producedAttributes: AttributeSet = mode match {
+    case GroupedMode.Partial => AttributeSet(stateAttributes)
+    case GroupedMode.Final => AttributeSet(aggregateExpressions.map(_.resultAttribute))
+  }
+
+  // The Final node reads keys and states only; its aggregate expressions name the Partial's input.
+  override def references: AttributeSet = mode match {
+    case GroupedMode.Partial => super.references
+    case GroupedMode.Final => AttributeSet(groupingExpressions.map(_.toAttribute) ++ stateAttributes)
+  }
+
+  override def requiredChildDistribution: Seq[Distribution] = mode match {
+    case GroupedMode.Partial => UnspecifiedDistribution :: Nil
+    case GroupedMode.Final if groupingExpressions.isEmpty => AllTuples :: Nil
+    case GroupedMode.Final => ClusteredDistribution(groupingExpressions.map(_.toAttribute)) :: Nil
+  }
+
+  override def outputPartitioning: Partitioning = child.outputPartitioning match {
+    case p: Expression with Partitioning if mode == GroupedMode.Final && p.references.subsetOf(outputSet) => p
+    case p => UnknownPartitioning(p.numPartitions)
+  }
+
+  override lazy val metrics: Map[String, SQLMetric] = Map(
+    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
+    "numGroups" -> SQLMetrics.createMetric(sparkContext, "number of groups"),
+    "aggTime" -> SQLMetrics.createTimingMetric(sparkContext, "time in aggregation"),
+    "peakMemory" -> SQLMetrics.createSizeMetric(sparkContext, "peak memory"),
+    "spillSize" -> SQLMetrics.createSizeMetric(sparkContext, "spill size"),
+    "numSpills" -> SQLMetrics.createMetric(sparkContext, "number of spills"),
+    "numEarlyEmits" -> SQLMetrics.createMetric(sparkContext, "number of early emits (memory)"),
+    "skippedRows" -> SQLMetrics.createMetric(sparkContext, "rows passed on as states (partial aggregation skipped)"))
+
+  /** Whether the input arrives sorted by the group keys, so groups can be emitted as the keys change. */
+  private def sortedInput: Boolean = groupingExpressions.nonEmpty &&
+    SortOrder.orderingSatisfies(child.outputOrdering, groupingExpressions.map(g => SortOrder(g, Ascending)))
+
+  protected override def doExecute(): RDD[InternalRow] = {
+    val settings = GroupedAggregateStrategy.settings(conf)
+    val sorted = sortedInput
+    val input = child.output
+    child.execute().mapPartitions { rows =>
+      val setup = new GroupedSetup(mode, input, groupingExpressions, functions,
+        aggregateExpressions.map(_.filter), stateAttributes, resultExpressions,
+        aggregateExpressions.map(_.resultAttribute), sorted)
+      val task = TaskContext.get()
+      val aggregation = new GroupedAggregation(setup, settings, rows, SparkInternals.taskMemoryManager(task), metrics)
+      task.addTaskCompletionListener[Unit](_ => aggregation.close())
+      aggregation
+    }
+  }
+
+  override def simpleString(maxFields: Int): String = {
+    val keys = groupingExpressions.map(_.toAttribute.toString).mkString("[", ", ", "]")
+    val calls = functions.map(_.toString).mkString("[", ", ", "]")
+    s"SparkAggGroupedAggregate ${mode.toString.toLowerCase}, keys=$keys, functions=$calls"
+  }
+  override def verboseString(maxFields: Int): String = simpleString(maxFields)
+
+  override protected def withNewChildInternal(newChild: SparkPlan): GroupedAggregateExec = copy(child = newChild)
+}
+
+/**
+ * The task-side description of one node: where a batch's keys, arguments and filters come from in an
+ * input row, and how a group's key and values become an output row. Built on the executor from the
+ * node's expressions.
+ */
+private[exec] final class GroupedSetup(
+    val mode: GroupedMode,
+    input: Seq[Attribute],
+    groupingExpressions: Seq[NamedExpression],
+    val functions: Seq[AccumulatorAggregate],
+    filters: Seq[Option[Expression]],
+    stateAttributes: Seq[Attribute],
+    resultExpressions: Seq[NamedExpression],
+    resultAttributes: Seq[Attribute],
+    val sortedInput: Boolean) {
+
+  private val keys: Seq[Expression] = groupingExpressions.map(BindReferences.bindReference(_: Expression, input))
+  val keyTypes: Seq[DataType] = groupingExpressions.map(_.dataType)
+  val hasKeys: Boolean = keys.nonEmpty
+  def keyProjection(): UnsafeProjection = UnsafeProjection.create(keys)
+
+  val bounds = functions.map(_.boundCall.bound)
+  val stateTypes: Seq[Seq[DataType]] = bounds.map(_.stateSchema.fields.map(_.dataType).toSeq)
+  val returnTypes: Seq[DataType] = bounds.map(_.returnType)
+
+  /** What each function reads from an input row: its (cast) arguments, or its state fields; then its
+   *  filter. Plain columns of the right type are read in place, else every value is projected first. */
+  private val (valueExpressions, argumentColumns, filterColumns) = {
+    val perFunction: Seq[Seq[Expression]] = mode match {
+      case GroupedMode.Partial => functions.map(f => f.castArguments.map(BindReferences.bindReference(_, input)))
+      case GroupedMode.Final =>
+        val sizes = stateTypes.map(_.size)
+        val offsets = sizes.scanLeft(0)(_ + _)
+        sizes.indices.map(i => stateAttributes.slice(offsets(i), offsets(i) + sizes(i))
+          .map(BindReferences.bindReference(_: Expression, input)))
+    }
+    // FILTER applies to rows; the Final node's states passed it already.
+    val boundFilters = filters.map(_.filter(_ => mode == GroupedMode.Partial).map(BindReferences.bindReference(_, input)))
+    val all = perFunction.flatten ++ boundFilters.flatten
+    val starts = perFunction.map(_.size).scanLeft(0)(_ + _)
+    val columns = perFunction.indices.map(i => (starts(i) until starts(i + 1)).toArray)
+    var next = starts.last
+    val filterColumns = boundFilters.map {
+      case Some(_) => next += 1; next - 1
+      case None => -1
+    }
+    (all, columns, filterColumns)
+  }
+
+  private val inPlace = valueExpressions.forall(_.isInstanceOf[BoundReference])
+  val valueFields: Seq[(Int, DataType)] = valueExpressions.zipWithIndex.map {
+    case (b: BoundReference, _) if inPlace => (b.ordinal, b.dataType)
+    case (e, i) => (i, e.dataType)
+  }
+  def valueProjection(): InternalRow => InternalRow =
+    if (inPlace) identity else UnsafeProjection.create(valueExpressions)
+
+  /** The value columns function `j` reads, and the column of its filter (-1: none). */
+  def columnsOf(j: Int): Array[Int] = argumentColumns(j)
+  def filterOf(j: Int): Int = filterColumns(j)
+
+  /** The hash table for this node's keys: none, one integer-like column read in place, or any. */
+  def newGroupMap(): GroupMap = keys match {
+    case Seq() => new SingleGroup
+    case _ if sortedInput => new SortedKeyGroups(keyProjection())
+    case Seq(b: BoundReference) if LongKeyMap.supports(b.dataType) => new LongKeyMap(b.ordinal, b.dataType)
+    case _ => new RowKeyMap(keyProjection())
+  }
+
+  /** Output rows from a group's key joined with its values (states for Partial, results for Final). */
+  def outputProjection(): UnsafeProjection = mode match {
+    case GroupedMode.Partial => UnsafeProjection.create((keyTypes ++ stateTypes.flatten).toArray)
+    case GroupedMode.Final =>
+      UnsafeProjection.create(resultExpressions, groupingExpressions.map(_.toAttribute) ++ resultAttributes)
+  }
+}

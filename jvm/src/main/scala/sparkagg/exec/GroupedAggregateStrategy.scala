@@ -1,0 +1,61 @@
+package sparkagg.exec
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.AttributeReference
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Complete}
+import org.apache.spark.sql.catalyst.planning.PhysicalAggregation
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
+import org.apache.spark.sql.internal.SQLConf
+import sparkagg.catalyst.{AccumulatorAggregate, Form}
+
+/**
+ * Plans an aggregation whose functions are all sparkagg's (called plainly: no DISTINCT, no state forms)
+ * as a Partial [[GroupedAggregateExec]] below a shuffle by the keys and a Final one above it, as Spark
+ * plans its own hash aggregation. Anything else stays with Spark's planner, where sparkagg's functions
+ * run as TypedImperativeAggregates in ObjectHashAggregateExec.
+ *
+ * Settings (read when a query runs):
+ *  - `spark.sparkagg.groups.enabled` (default true): false plans every aggregation Spark's way.
+ *  - `spark.sparkagg.groups.batchSize` (default 8192): rows per batch.
+ *  - `spark.sparkagg.groups.skipPartialRows` (default 100000) and `spark.sparkagg.groups.skipPartialRatio`
+ *    (default 0.8): after that many rows, a Partial node with at least that ratio of groups to rows stops
+ *    aggregating and passes rows on as states; -1 rows never skips.
+ */
+case class GroupedAggregateStrategy(spark: SparkSession) extends SparkStrategy {
+  override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
+    case PhysicalAggregation(grouping, aggregates, results, child)
+        if GroupedAggregateStrategy.enabled(spark) && aggregates.nonEmpty &&
+          aggregates.forall(GroupedAggregateStrategy.runsGrouped) =>
+      val stateAttributes = aggregates.map { a =>
+        val function = a.aggregateFunction.asInstanceOf[AccumulatorAggregate]
+        function.boundCall.bound.stateSchema.fields.toSeq.map(f =>
+          AttributeReference(s"${function.prettyName}_${f.name}", f.dataType)())
+      }.flatten
+      val keys = grouping.map(_.toAttribute)
+      val partial = GroupedAggregateExec(GroupedMode.Partial, grouping, aggregates, stateAttributes,
+        keys ++ stateAttributes, planLater(child))
+      GroupedAggregateExec(GroupedMode.Final, keys, aggregates, stateAttributes, results, partial) :: Nil
+    case _ => Nil
+  }
+}
+
+object GroupedAggregateStrategy {
+  val EnabledConf = "spark.sparkagg.groups.enabled"
+  val BatchSizeConf = "spark.sparkagg.groups.batchSize"
+  val SkipPartialRowsConf = "spark.sparkagg.groups.skipPartialRows"
+  val SkipPartialRatioConf = "spark.sparkagg.groups.skipPartialRatio"
+
+  def enabled(spark: SparkSession): Boolean = spark.conf.get(EnabledConf, "true").toBoolean
+
+  def runsGrouped(a: AggregateExpression): Boolean = a.mode == Complete && !a.isDistinct &&
+    (a.aggregateFunction match {
+      case f: AccumulatorAggregate => f.form == Form.Plain
+      case _ => false
+    })
+
+  def settings(conf: SQLConf): GroupedSettings = GroupedSettings(
+    batchSize = conf.getConfString(BatchSizeConf, "8192").toInt,
+    skipPartialRows = conf.getConfString(SkipPartialRowsConf, "100000").toLong,
+    skipPartialRatio = conf.getConfString(SkipPartialRatioConf, "0.8").toDouble)
+}

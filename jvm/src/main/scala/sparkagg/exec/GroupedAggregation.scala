@@ -1,0 +1,243 @@
+package sparkagg.exec
+
+import org.apache.spark.SparkEnv
+import org.apache.spark.memory.{MemoryConsumer, MemoryMode, TaskMemoryManager}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, JoinedRow, UnsafeProjection}
+import org.apache.spark.sql.execution.UnsafeKVExternalSorter
+import org.apache.spark.sql.execution.metric.SQLMetric
+import org.apache.spark.sql.types.{DataType, StructField, StructType}
+import sparkagg.api._
+import sparkagg.catalyst.Call
+
+/** The settings of the grouped path, read from the session when a query runs (see [[GroupedAggregateStrategy]]). */
+final case class GroupedSettings(batchSize: Int, skipPartialRows: Long, skipPartialRatio: Double)
+
+/**
+ * One task of a [[GroupedAggregateExec]]: reads its input in batches, maps each row's key to a group,
+ * hands each function the batch's columns with the group indices, and returns the emitted groups' rows.
+ *
+ * Memory: after each batch the groups' bytes (the key table's and every accumulator's `size`) are
+ * asked of Spark's memory manager. When it refuses, a Partial node emits every group's state early (the
+ * Final node merges them again), and a Final node spills: its groups' keys and states, sorted by key,
+ * go to an UnsafeKVExternalSorter (on disk as soon as another spill follows or memory is needed); at the
+ * end every run is merged by key, each key's states are merged into a fresh set of accumulators, and
+ * groups are emitted with `EmitTo.First` as their keys are passed, so merging holds a batch of groups.
+ * Input already sorted by the keys is aggregated the same way from the start.
+ *
+ * Skipping partial aggregation (DataFusion's skip_partial_aggregation_probe_*): once a Partial node has
+ * read `skipPartialRows` rows, if its groups number at least `skipPartialRatio` of them, aggregation does
+ * not reduce the rows; it emits what it has and passes every further row on as a state of its own
+ * (`convertToState`), when every function can.
+ */
+private[exec] final class GroupedAggregation(
+    setup: GroupedSetup,
+    settings: GroupedSettings,
+    rows: Iterator[InternalRow],
+    memory: TaskMemoryManager,
+    metrics: Map[String, SQLMetric])
+  extends MemoryConsumer(memory, MemoryMode.ON_HEAP) with Iterator[InternalRow] {
+
+  private val partial = setup.mode == GroupedMode.Partial
+  private val functions = setup.functions.indices
+  private val batchSize = settings.batchSize
+  private val batch = new BatchBuilder(setup.valueFields, batchSize)
+  private val values = setup.valueProjection()
+  private val groupIndices = new Array[Int](batchSize)
+  private val output = setup.outputProjection()
+  private val join = new JoinedRow
+
+  private var input = rows
+  private var groups = setup.newGroupMap()
+  private var accumulators = newAccumulators()
+  private var sorted = setup.sortedInput
+  private var reserved = 0L
+  private var rowsRead = 0L
+  private var probed = !partial || !setup.hasKeys ||
+    !accumulators.forall(_.supportsConvertToState) || settings.skipPartialRows < 0
+  private var skipping = false
+  private var spilled: UnsafeKVExternalSorter = null
+  private var merging: UnsafeKVExternalSorter = null
+  private var pending: Iterator[InternalRow] = Iterator.empty
+  private var finished = false
+
+  private def newAccumulators(): Array[GroupsAccumulator] = setup.bounds.map(_.groupsAccumulator()).toArray
+
+  override def hasNext: Boolean = {
+    while (!pending.hasNext && !finished) pending = step()
+    pending.hasNext
+  }
+
+  override def next(): InternalRow = {
+    if (!hasNext) throw new NoSuchElementException("no more groups")
+    metrics("numOutputRows") += 1
+    pending.next()
+  }
+
+  /** Reads one batch and returns what it lets go of; at the end of the input, the rest. */
+  private def step(): Iterator[InternalRow] = {
+    val start = System.nanoTime()
+    try {
+      if (input.hasNext) consumeBatch()
+      else if (spilled != null) { mergeSpilled(); Iterator.empty }
+      else { finished = true; emit(EmitTo.All) }
+    } finally metrics("aggTime") += (System.nanoTime() - start) / 1000000
+  }
+
+  private def consumeBatch(): Iterator[InternalRow] = {
+    var n = 0
+    while (n < batchSize && input.hasNext) {
+      val row = input.next()
+      groupIndices(n) = groups.groupOf(row)
+      batch.append(values(row), n)
+      n += 1
+    }
+    rowsRead += n
+    val columns = batch.columns(n)
+    if (skipping) return passOn(columns, n)
+    feed(columns, n)
+    if (sorted) {
+      if (groups.numGroups > 1) emit(EmitTo.First(groups.numGroups - 1)) else Iterator.empty
+    } else if (!probed && rowsRead >= settings.skipPartialRows) {
+      probed = true
+      if (groups.numGroups >= settings.skipPartialRatio * rowsRead) {
+        skipping = true
+        val emitted = emit(EmitTo.All)
+        groups = new RowPerGroup(setup.keyProjection())
+        emitted
+      } else Iterator.empty
+    } else if (!reserve()) {
+      if (partial) { metrics("numEarlyEmits") += 1; emit(EmitTo.All) }
+      else { spillGroups(); Iterator.empty }
+    } else Iterator.empty
+  }
+
+  /** Updates (Partial) or merges (Final) every function with the batch. */
+  private def feed(columns: Array[Column], n: Int): Unit = {
+    val total = groups.numGroups
+    for (j <- functions) guard(j) {
+      val own = Columns.of(n, setup.columnsOf(j).map(columns))
+      val filter = if (setup.filterOf(j) < 0) None else Some(columns(setup.filterOf(j)))
+      if (partial) accumulators(j).updateBatch(own, groupIndices, filter, total)
+      else accumulators(j).mergeBatch(own, groupIndices, filter, total)
+    }
+  }
+
+  private def guard[T](j: Int)(body: => T): T =
+    try body catch { case e: ArithmeticException => throw setup.functions(j).rethrow(e) }
+
+  /** Asks the memory manager for the groups' current bytes; false when it refuses. */
+  private def reserve(): Boolean = {
+    val used = groups.size + accumulators.map(_.size).sum
+    if (used > reserved) reserved += acquireMemory(used - reserved)
+    metrics("peakMemory").set(math.max(metrics("peakMemory").value, reserved))
+    used <= reserved
+  }
+
+  private def release(): Unit = { freeMemory(reserved); reserved = 0L }
+
+  /** The emitted groups' output rows: Partial, key and states; Final, the result expressions. */
+  private def emit(emitTo: EmitTo): Iterator[InternalRow] = {
+    catchUp()
+    val n = emitTo.count(groups.numGroups)
+    metrics("numGroups") += n
+    val columns: Array[Column] =
+      if (partial) functions.flatMap(j => guard(j)(accumulators(j).state(emitTo))).toArray
+      else functions.map(j => guard(j)(accumulators(j).evaluate(emitTo))).toArray
+    val keys = groups.emit(emitTo)
+    if (emitTo == EmitTo.All) release()
+    rowsOf(keys, n, columns, if (partial) setup.stateTypes.flatten else setup.returnTypes)
+  }
+
+  /** Rows passed on as states of their own (partial aggregation skipped). */
+  private def passOn(columns: Array[Column], n: Int): Iterator[InternalRow] = {
+    metrics("skippedRows") += n
+    val states = functions.flatMap { j =>
+      val filter = if (setup.filterOf(j) < 0) None else Some(columns(setup.filterOf(j)))
+      guard(j)(accumulators(j).convertToState(Columns.of(n, setup.columnsOf(j).map(columns)), filter))
+    }.toArray
+    rowsOf(groups.emit(EmitTo.All), n, states, setup.stateTypes.flatten)
+  }
+
+  private def rowsOf(keys: Int => InternalRow, n: Int, columns: Array[Column], types: Seq[DataType]) = {
+    val value = new GenericInternalRow(columns.length)
+    val typeOf = types.toArray
+    Iterator.range(0, n).map { g =>
+      var j = 0
+      while (j < columns.length) {
+        value.update(j, Call.toCatalyst(columns(j).get(g, typeOf(j)), typeOf(j)))
+        j += 1
+      }
+      output(join(keys(g), value))
+    }
+  }
+
+  /** Sizes every accumulator to the current groups (a global aggregate's one group exists without rows). */
+  private def catchUp(): Unit = {
+    val empty = batch.columns(0)
+    for (j <- functions) {
+      val own = Columns.of(0, setup.columnsOf(j).map(empty))
+      if (partial) accumulators(j).updateBatch(own, groupIndices, None, groups.numGroups)
+      else accumulators(j).mergeBatch(own, groupIndices, None, groups.numGroups)
+    }
+  }
+
+  private lazy val keySchema = StructType(setup.keyTypes.zipWithIndex.map { case (t, i) => StructField(s"k$i", t) })
+  private lazy val stateSchema =
+    StructType(setup.stateTypes.flatten.zipWithIndex.map { case (t, i) => StructField(s"s$i", t) })
+  private lazy val keyToUnsafe = UnsafeProjection.create(setup.keyTypes.toArray)
+  private lazy val stateToUnsafe = UnsafeProjection.create(setup.stateTypes.flatten.toArray)
+
+  /** Final node out of memory: its groups' keys and states go to a sorted run; memory is released. */
+  private def spillGroups(): Unit = {
+    catchUp()
+    val n = groups.numGroups
+    val states = functions.flatMap(j => guard(j)(accumulators(j).state(EmitTo.All))).toArray
+    val keys = groups.emit(EmitTo.All)
+    release()
+    val run = new UnsafeKVExternalSorter(keySchema, stateSchema, SparkEnv.get.blockManager,
+      SparkEnv.get.serializerManager, memory.pageSizeBytes, Int.MaxValue, Long.MaxValue)
+    val types = setup.stateTypes.flatten.toArray
+    val value = new GenericInternalRow(states.length)
+    var g = 0
+    while (g < n) {
+      var j = 0
+      while (j < states.length) { value.update(j, Call.toCatalyst(states(j).get(g, types(j)), types(j))); j += 1 }
+      run.insertKV(keyToUnsafe(keys(g)), stateToUnsafe(value))
+      g += 1
+    }
+    // Merging moves the run to disk, so spilled groups hold no memory.
+    if (spilled == null) spilled = run else spilled.merge(run)
+    metrics("numSpills") += 1
+    metrics("spillSize").set(spilled.getSpillSize)
+  }
+
+  /** After the input: the groups still held join the spilled runs, which are then read back merged by
+   *  key, as sorted input into fresh accumulators. */
+  private def mergeSpilled(): Unit = {
+    if (groups.numGroups > 0) spillGroups()
+    val runs = spilled.sortedIterator()
+    val pair = new JoinedRow
+    input = new Iterator[InternalRow] {
+      private var ready = false
+      def hasNext: Boolean = { if (!ready) ready = runs.next(); ready }
+      def next(): InternalRow = { if (!hasNext) throw new NoSuchElementException; ready = false; pair(runs.getKey, runs.getValue) }
+    }
+    groups = new SortedKeyGroups(setup.keyProjection())
+    accumulators = newAccumulators()
+    sorted = true
+    merging = spilled
+    spilled = null
+  }
+
+  /** Another consumer's request: the groups live in Java objects mid-batch, so they spill only between
+   *  batches, when their own request is refused. */
+  override def spill(size: Long, trigger: MemoryConsumer): Long = 0L
+
+  def close(): Unit = {
+    release()
+    Seq(spilled, merging).filter(_ != null).foreach(_.cleanupResources())
+    spilled = null
+    merging = null
+  }
+}
