@@ -5,7 +5,7 @@ import org.apache.spark.sql.{AnalysisException, DataFrame, Encoders, Row, functi
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.catalyst.{AccumulatorAggregator, Form, Registry}
 import sparkagg.functions.Functions
-import sparkagg.testing.MyAvg
+import sparkagg.testing.{EveryFunction, MyAvg}
 
 /** sparkagg's functions through SQL on a local session, against Spark's built-ins and worked examples. */
 class SqlSuite extends AnyFunSuite with LocalSpark {
@@ -14,17 +14,7 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
 
   override def beforeAll(): Unit = {
     super.beforeAll()
-    spark.range(0, 5000).selectExpr(
-      "id % 37 AS k",
-      "IF(id % 11 = 0, NULL, CAST(id * 7919 % 1000 - 500 AS INT)) AS i",
-      "IF(id % 13 = 0, NULL, id * 104729 % 100000 - 50000) AS l",
-      "IF(id % 7 = 0, NULL, CAST(id AS DOUBLE) / 8) AS d",
-      "IF(id % 5 = 0, NULL, CAST(id * 31 % 997 AS DECIMAL(10, 2)) / 3) AS m",
-      "IF(id % 17 = 0, NULL, CAST(id * 13 % 101 AS STRING)) AS s",
-      "IF(id % 19 = 0, NULL, DATE_ADD(DATE'2020-01-01', CAST(id % 400 AS INT))) AS dt",
-      "IF(id % 23 = 0, NULL, id % 3 = 0) AS b",
-      "id AS u"
-    ).createOrReplaceTempView("t")
+    EveryFunction.createTable(spark)
     spark.sql("SELECT * FROM t WHERE k < 0").createOrReplaceTempView("empty")
   }
 
@@ -142,30 +132,11 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
 
   test("state as data: daily states stored in Parquet, rolled up by month, equal the direct result") {
     val dir = java.nio.file.Files.createTempDirectory("sparkagg-states").toString
-    val calls = Seq("count(i)", "sum(l)", "sum(m)", "avg(d)", "avg(m)", "min(s)", "max(dt)", "bit_and(i)",
-      "bit_or(l)", "bit_xor(i)", "bool_and(b)", "bool_or(b)", "var_samp(d)", "var_pop(i)", "stddev(m)",
-      "stddev_pop(l)", "covar_samp(d, l)", "covar_pop(l, i)", "corr(d, l)", "regr_slope(d, l)",
-      "regr_intercept(d, l)", "regr_count(d, i)", "regr_r2(d, l)", "regr_avgx(d, l)", "regr_avgy(d, l)",
-      "regr_sxx(d, l)", "regr_syy(d, l)", "regr_sxy(d, l)", "median(i)", "median(m)", "array_agg(s)",
-      "string_agg(s, '|')", "approx_distinct(l)", "percentile_cont(0.3)", "array_agg(i)", "string_agg(s, ',')",
-      "first_value(s)", "last_value(i, true)", "nth_value(l, -2)", "approx_percentile_cont(d, 0.4)",
-      "approx_percentile_cont_with_weight(d, abs(i) % 3 + 1, 0.6)", "approx_median(l)")
-    // Ordered calls: the key `u` is unique, so their results do not depend on the plan.
-    val ordered = Set("array_agg(i)", "string_agg(s, ',')", "first_value(s)", "last_value(i, true)", "nth_value(l, -2)")
-    def name(c: String) = c.takeWhile(_ != '(')
+    import EveryFunction.{args, calls, comparable, name}
     assert(Functions.all.map(_.name).toSet == calls.map(name).toSet, "every function's state forms are rolled up")
-    // Unordered array_agg / string_agg: the order of elements depends on the plan; compared as multisets.
-    def comparable(v: Any): Any = v match {
-      case s: scala.collection.Seq[_] => s.map(String.valueOf).sorted
-      case s: String if s.contains('|') => s.split('|').toSeq.sorted
-      case other => other
-    }
-    def args(c: String) = c.dropWhile(_ != '(')
     val days = spark.sql("SELECT *, CAST(l % 90 AS INT) AS day FROM t")
     days.createOrReplaceTempView("days")
-    def within(i: Int) =
-      if (name(calls(i)) == "percentile_cont") " WITHIN GROUP (ORDER BY d)"
-      else if (ordered(calls(i))) " WITHIN GROUP (ORDER BY u DESC)" else ""
+    def within(i: Int) = EveryFunction.within(calls(i))
     spark.sql(s"SELECT k, day, ${calls.zipWithIndex.map { case (c, i) => s"df_${name(c)}_state${args(c)}${within(i)} AS s$i" }
       .mkString(", ")} FROM days GROUP BY k, day").write.mode("overwrite").parquet(dir)
     spark.read.parquet(dir).createOrReplaceTempView("daily")
@@ -187,15 +158,11 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
       .mkString(", ")} FROM (SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_merge_state(s$i${params(calls(i))}) AS s$i")
       .mkString(", ")} FROM monthly GROUP BY k) ORDER BY k"))
     val direct = rows(spark.sql(s"SELECT k, ${calls.indices.map(i => "df_" + calls(i) + within(i)).mkString(", ")} FROM days GROUP BY k ORDER BY k"))
-    // t-digests merged in another order estimate differently (and their merged forms return doubles):
-    // the estimates' ranks among the group's values agree within 3% (4 of a group's ~135 values; the
-    // 1% bar of the spec is tested on large groups in tests/test_oracle_ordered.py).
-    val approximate = Map("approx_percentile_cont(d, 0.4)" -> "d",
-      "approx_percentile_cont_with_weight(d, abs(i) % 3 + 1, 0.6)" -> "d", "approx_median(l)" -> "l").map { case (c, col) =>
-        c -> rows(spark.sql(s"SELECT k, sort_array(collect_list(CAST($col AS DOUBLE))) FROM t GROUP BY k"))
-          .map(r => r.get(0) -> r.getSeq[Double](1).toArray).toMap
-      }
-    def rank(sorted: Array[Double], x: Double) = (sorted.count(_ < x) + sorted.count(_ <= x)) / 2.0 / sorted.length
+    // t-digests merged in another order estimate differently (and their merged forms return doubles).
+    val approximate = EveryFunction.approximate.map { case (c, col) =>
+      c -> rows(spark.sql(s"SELECT k, sort_array(collect_list(CAST($col AS DOUBLE))) FROM t GROUP BY k"))
+        .map(r => r.get(0) -> r.getSeq[Double](1).toArray).toMap
+    }
     for (result <- Seq(merged, finalized)) {
       assert(result.size == direct.size)
       result.zip(direct).foreach { case (x, y) =>
@@ -204,7 +171,7 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
           approximate.get(call) match {
             case Some(groups) =>
               val sorted = groups(x.get(0))
-              assert(math.abs(rank(sorted, u.toString.toDouble) - rank(sorted, v.toString.toDouble)) <= 0.03, s"$call: $u vs $v")
+              assert(EveryFunction.closeInRank(sorted, u, v), s"$call: $u vs $v")
             case None => assert(Gen.same(comparable(u), comparable(v)), s"$call: $u vs $v")
           }
         }

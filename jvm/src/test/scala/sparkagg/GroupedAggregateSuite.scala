@@ -1,0 +1,137 @@
+package sparkagg
+
+import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
+import org.scalatest.funsuite.AnyFunSuite
+import sparkagg.exec.{GroupedAggregateExec, GroupedAggregateStrategy, GroupedMode}
+import sparkagg.testing.EveryFunction
+
+/**
+ * The grouped operator (exec/) against the TypedImperativeAggregate path it replaces: every function,
+ * half of them under FILTER, grouped by keys that take each key table (one integer key with and without
+ * NULLs, strings, two keys, an expression, 5000 unique keys, none), at 1, 3 and 17 partitions.
+ */
+class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelper {
+  import EveryFunction._
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    createTable(spark)
+  }
+
+  private def withConf[T](settings: (String, String)*)(body: => T): T = {
+    settings.foreach { case (k, v) => spark.conf.set(k, v) }
+    try body finally settings.foreach { case (k, _) => spark.conf.unset(k) }
+  }
+
+  private def groupedNodes(df: DataFrame): Seq[GroupedAggregateExec] =
+    collect(df.queryExecution.executedPlan) { case g: GroupedAggregateExec => g }
+
+  /** The query's rows on each path, and the grouped path's plan nodes. */
+  private def bothPaths(sql: String): (Seq[Row], Seq[Row], Seq[GroupedAggregateExec]) = {
+    val grouped = spark.sql(sql)
+    val groupedRows = grouped.collect().toSeq
+    val typed = withConf(GroupedAggregateStrategy.EnabledConf -> "false") {
+      val df = spark.sql(sql)
+      val rows = df.collect().toSeq
+      assert(groupedNodes(df).isEmpty, "switched off, the grouped operator is not planned")
+      rows
+    }
+    (groupedRows, typed, groupedNodes(grouped))
+  }
+
+  /** Row by row, column by column; t-digest estimates by their rank among the group's values, which
+   *  `valuesOf(column)` gives per row (the same grouping, filter and order as the query). */
+  private def assertSame(a: Seq[Row], b: Seq[Row], columns: Seq[String],
+      valuesOf: String => Seq[Array[Double]] = _ => Nil): Unit = {
+    assert(a.size == b.size && a.nonEmpty)
+    val approximateValues = columns.filter(approximate.contains).map(c => c -> valuesOf(c)).toMap
+    a.zip(b).zipWithIndex.foreach { case ((x, y), r) =>
+      columns.indices.foreach { i =>
+        val same = approximateValues.get(columns(i)) match {
+          case Some(values) => closeInRank(values(r), x.get(i), y.get(i))
+          case None => Gen.same(comparable(x.get(i)), comparable(y.get(i)))
+        }
+        assert(same, s"${columns(i)}: ${x.get(i)} vs ${y.get(i)} in $x")
+      }
+    }
+  }
+
+  /** Per group of `query` (its FROM ... ORDER BY part, after the keys), the sorted values of the column
+   *  an approximate call estimates, under `filter`. */
+  private def groupValues(keys: Seq[String], from: String, filter: String)(call: String): Seq[Array[Double]] = {
+    val values = s"sort_array(collect_list(CAST(${approximate(call)} AS DOUBLE)) $filter)"
+    spark.sql(s"SELECT ${(keys :+ values).mkString(", ")} $from").collect().toSeq
+      .map(r => r.getSeq[Double](keys.size).toArray)
+  }
+
+  private val keySets = Seq("k", "i", "s", "k, b", "k % 5", "u", "")
+
+  for (parts <- Seq(1, 3, 17); keys <- keySets) {
+    val label = if (keys.isEmpty) "global" else s"GROUP BY $keys"
+    test(s"both paths agree on every function, FILTER on half of them, $label, $parts partitions") {
+      spark.table("t").repartition(parts).createOrReplaceTempView("tp")
+      val aggregates = calls.zipWithIndex.map { case (c, j) =>
+        EveryFunction.sql(c) + (if (j % 2 == 0) " FILTER (WHERE u % 3 <> 0)" else "")
+      }
+      val keyList = if (keys.isEmpty) Nil else keys.split(", ").toSeq
+      val select = (keyList ++ aggregates).mkString(", ")
+      val sql = if (keys.isEmpty) s"SELECT $select FROM tp"
+        else s"SELECT $select FROM tp GROUP BY $keys ORDER BY $keys"
+      val (grouped, typed, nodes) = bothPaths(sql)
+      assert(nodes.map(_.mode) == Seq(GroupedMode.Final, GroupedMode.Partial))
+      val from = sql.substring(sql.indexOf(" FROM "))
+      val filtered = calls.zipWithIndex.collect { case (c, j) if j % 2 == 0 => c }.toSet
+      assertSame(grouped, typed, keyList ++ calls, c =>
+        groupValues(keyList, from, if (filtered(c)) "FILTER (WHERE u % 3 <> 0)" else "")(c))
+    }
+  }
+
+  test("planned only when every function is sparkagg's, called plainly") {
+    def planned(sql: String) = { val df = spark.sql(sql); df.collect(); groupedNodes(df).size }
+    assert(planned("SELECT k, df_avg(d), df_count(*) FROM t GROUP BY k") == 2)
+    assert(planned("SELECT k, df_avg(d), avg(d) FROM t GROUP BY k") == 0)
+    assert(planned("SELECT k, df_count(DISTINCT s) FROM t GROUP BY k") == 0)
+    assert(planned("SELECT k, df_avg_state(d) FROM t GROUP BY k") == 0)
+    assert(planned("SELECT k, count(*) FROM t GROUP BY k") == 0)
+  }
+
+  test("empty input: a global aggregate gives its one row of empty values, a grouped one no rows") {
+    val (global, typedGlobal, _) = bothPaths("SELECT df_count(i), df_sum(l), df_avg(d), df_array_agg(s) FROM t WHERE k < 0")
+    assert(global == Seq(Row(0L, null, null, null)) && global == typedGlobal)
+    val (grouped, _, _) = bothPaths("SELECT k, df_count(i) FROM t WHERE k < 0 GROUP BY k")
+    assert(grouped.isEmpty)
+  }
+
+  test("convert_to_state: every key unique, partial aggregation stops and passes rows on as states") {
+    withConf(GroupedAggregateStrategy.SkipPartialRowsConf -> "1000", GroupedAggregateStrategy.BatchSizeConf -> "256") {
+      // Shuffled, so that the keys do not arrive sorted (sorted keys are emitted as they pass instead).
+      spark.table("t").repartition(2).createOrReplaceTempView("shuffled")
+      val from = " FROM shuffled GROUP BY u ORDER BY u"
+      val (grouped, typed, nodes) = bothPaths(s"SELECT u, ${calls.map(EveryFunction.sql(_)).mkString(", ")}$from")
+      assertSame(grouped, typed, "u" +: calls, groupValues(Seq("u"), from, ""))
+      val partial = nodes.find(_.mode == GroupedMode.Partial).get
+      // t has two partitions of 2500 rows; each stops after its first 1024 (four batches of 256).
+      assert(partial.metrics("skippedRows").value == 5000 - 2 * 1024)
+      val (_, _, few) = bothPaths("SELECT k, df_sum(l) FROM t GROUP BY k ORDER BY k")
+      assert(few.find(_.mode == GroupedMode.Partial).get.metrics("skippedRows").value == 0)
+    }
+  }
+
+  test("input sorted by the keys: groups are emitted as the keys change, across batches") {
+    withConf(GroupedAggregateStrategy.BatchSizeConf -> "100") {
+      val from = " FROM (SELECT * FROM t ORDER BY k) GROUP BY k ORDER BY k"
+      val (grouped, typed, nodes) = bothPaths(s"SELECT k, ${calls.map(EveryFunction.sql(_)).mkString(", ")}$from")
+      assertSame(grouped, typed, "k" +: calls, groupValues(Seq("k"), from, ""))
+      assert(nodes.find(_.mode == GroupedMode.Partial).get.child.outputOrdering.nonEmpty)
+    }
+  }
+
+  test("ANSI overflow on the grouped path names the function") {
+    withConf("spark.sql.ansi.enabled" -> "true") {
+      val e = intercept[Exception](spark.sql(
+        "SELECT k, df_sum(x) FROM (SELECT id % 2 AS k, 9223372036854775807 AS x FROM range(10)) GROUP BY k").collect())
+      assert(e.getMessage.contains("ARITHMETIC_OVERFLOW") && e.getMessage.contains("df_sum"))
+    }
+  }
+}
