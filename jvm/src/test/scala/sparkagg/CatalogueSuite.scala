@@ -16,7 +16,14 @@ class CatalogueSuite extends AnyFunSuite {
     Seq("count", "sum", "avg", "var_samp", "corr", "regr_slope", "bit_xor").foreach(n => assert(retract(n) == "yes", n))
     Seq("min", "max").foreach(n => assert(retract(n) == "sliding variant", n))
     Seq("bit_and", "bool_or", "median", "string_agg").foreach(n => assert(retract(n) == "no", n))
-    assert(Catalogue.rows.forall(_.grouped == "no"), "no vectorised grouped path yet (issue 7)")
+  }
+
+  test("grouped path as the bindings say: native accumulators where a function has one") {
+    def grouped(name: String) = Catalogue.rows.find(_.name == name).get.grouped
+    assert(grouped("count") == "native")
+    Seq("median", "string_agg", "approx_distinct").foreach(n => assert(grouped(n) == "adapter", n))
+    // sum's decimals go through the adapter, its integers and doubles are native.
+    assert(grouped("sum").contains("native for") && grouped("sum").contains("adapter for (decimal(10,2))"))
   }
 
   test("tab-separated rows for py4j") {

@@ -19,10 +19,11 @@ import sparkagg.functions.Functions
  *  - "yes": the accumulator retracts;
  *  - "sliding variant": only the accumulator made for sliding frames does (min / max's monotonic queue);
  *  - "no": neither (a sliding window slides it on two stacks of states instead);
- *  - several of these, naming an argument list for each, when the answer depends on the arguments.
+ *  - several of these when the answer depends on the arguments, each naming the argument lists that give it.
  *
- * Grouped path: the vectorised GroupsAccumulator operator (exec/, issue 7) does not exist yet, so every
- * function runs through the row-at-a-time Accumulator host, and the answer is "no" for all.
+ * Grouped path, read the same way from the bindings: "native" when the function has its own
+ * GroupsAccumulator (primitive arrays indexed by group), "adapter" when exec/'s grouped operator runs
+ * its row-at-a-time Accumulator per group through AccumulatorGroups; both run on the grouped operator.
  */
 object Catalogue {
   final case class Row(name: String, aliases: Seq[String], signature: String, retract: String, grouped: String,
@@ -49,6 +50,9 @@ object Catalogue {
     else if (b.newSlidingAccumulator.exists(_().supportsRetract)) "sliding variant"
     else "no"
 
+  /** The grouped-path answer of one binding. */
+  private def groupedOf(b: Bound): String = if (b.newGroupsAccumulator.isDefined) "native" else "adapter"
+
   private def describe(args: Seq[Arg]): String =
     args.map(a => a.dataType.simpleString + (if (a.sortKey.isDefined) " (order key)" else "")).mkString("(", ", ", ")")
 
@@ -57,14 +61,21 @@ object Catalogue {
       case WithinGroup.OrderedBy => argumentLists ++ argumentLists.map(_ :+ key)
       case _ => argumentLists
     }
-    // One argument list per answer, the first found, to name it when answers differ.
-    val answers = lists.iterator
-      .flatMap(args => Try(f.bind(args, ctx)).toOption.flatMap(_.toOption).flatMap(b => Try(retractOf(b)).toOption).map(_ -> args))
-      .foldLeft(Vector.empty[(String, Seq[Arg])])((seen, a) => if (seen.exists(_._1 == a._1)) seen else seen :+ a)
-    val retract = answers match {
-      case Seq() => "unknown (no argument list tried binds)"
-      case Seq((answer, _)) => answer
-      case many => many.map { case (answer, args) => s"$answer for ${describe(args)}" }.mkString("; ")
+    def answer(of: Bound => String): String = {
+      val answers = lists.flatMap(args => Try(f.bind(args, ctx)).toOption.flatMap(_.toOption)
+        .flatMap(b => Try(of(b)).toOption).map(_ -> args))
+      answers.map(_._1).distinct match {
+        case Seq() => "unknown (no argument list tried binds)"
+        case Seq(one) => one
+        case many =>
+          // Each answer with the shortest argument lists of columns (no constants) that give it.
+          many.map { one =>
+            val given = answers.collect { case (`one`, args) => args }
+            val plain = given.filter(_.forall(_.constant.isEmpty))
+            val shortest = if (plain.isEmpty) given.take(1) else plain.filter(_.size == plain.map(_.size).min)
+            s"$one for ${shortest.map(describe).distinct.mkString(", ")}"
+          }.mkString("; ")
+      }
     }
     val within = f.withinGroup match {
       case WithinGroup.Refused => "no"
@@ -72,7 +83,7 @@ object Catalogue {
       case WithinGroup.KeyAsValue(false) => "optional"
       case WithinGroup.OrderedBy => "ordering keys"
     }
-    Row(f.name, f.aliases, f.signature, retract, grouped = "no", within)
+    Row(f.name, f.aliases, f.signature, answer(retractOf), answer(groupedOf), within)
   }
 
   lazy val rows: Seq[Row] = Functions.all.map(row)
