@@ -43,14 +43,12 @@ private[exec] final class SingleGroup extends GroupMap {
  * row: open addressing over a primitive key array, no object per key; NULL is a group of its own.
  */
 private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends GroupMap {
+  // Slot s holds its key at 2s and its group + 1 at 2s + 1 (0: empty): a probe touches one cache line.
   private var mask = 1023
-  private var slotKeys = new Array[Long](mask + 1)
-  private var slotGroups = newSlots(mask + 1)
+  private var slots = new Array[Long](2 * (mask + 1))
   private var keys = new LongVector
   private var nullGroup = -1
   private var count = 0
-
-  private def newSlots(n: Int): Array[Int] = { val a = new Array[Int](n); Arrays.fill(a, -1); a }
 
   private val read: InternalRow => Long = keyType match {
     case ByteType => _.getByte(ordinal).toLong
@@ -68,12 +66,12 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
     } else {
       val key = read(row)
       var s = GroupMap.slot(key, mask)
-      while (slotGroups(s) >= 0 && slotKeys(s) != key) s = (s + 1) & mask
-      if (slotGroups(s) >= 0) slotGroups(s)
+      while (slots(2 * s + 1) != 0 && slots(2 * s) != key) s = (s + 1) & mask
+      if (slots(2 * s + 1) != 0) (slots(2 * s + 1) - 1).toInt
       else {
         val g = count
-        slotKeys(s) = key
-        slotGroups(s) = g
+        slots(2 * s) = key
+        slots(2 * s + 1) = g + 1L
         keys.resize(g + 1)
         keys.array(g) = key
         count += 1
@@ -83,19 +81,18 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
     }
 
   private def rehash(): Unit = {
-    val (oldKeys, oldGroups) = (slotKeys, slotGroups)
+    val old = slots
     mask = mask * 2 + 1
-    slotKeys = new Array[Long](mask + 1)
-    slotGroups = newSlots(mask + 1)
+    slots = new Array[Long](2 * (mask + 1))
     var i = 0
-    while (i < oldGroups.length) {
-      if (oldGroups(i) >= 0) {
-        var s = GroupMap.slot(oldKeys(i), mask)
-        while (slotGroups(s) >= 0) s = (s + 1) & mask
-        slotKeys(s) = oldKeys(i)
-        slotGroups(s) = oldGroups(i)
+    while (i < old.length) {
+      if (old(i + 1) != 0) {
+        var s = GroupMap.slot(old(i), mask)
+        while (slots(2 * s + 1) != 0) s = (s + 1) & mask
+        slots(2 * s) = old(i)
+        slots(2 * s + 1) = old(i + 1)
       }
-      i += 1
+      i += 2
     }
   }
 
@@ -106,8 +103,7 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
     nullGroup = -1
     count = 0
     mask = 1023
-    slotKeys = new Array[Long](mask + 1)
-    slotGroups = newSlots(mask + 1)
+    slots = new Array[Long](2 * (mask + 1))
     val row = new SpecificInternalRow(Seq(keyType))
     g => {
       if (g == nulls) row.setNullAt(0)
@@ -121,7 +117,7 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
     }
   }
 
-  def size: Long = 12L * (mask + 1) + keys.size
+  def size: Long = 16L * (mask + 1) + keys.size
 }
 
 object LongKeyMap {

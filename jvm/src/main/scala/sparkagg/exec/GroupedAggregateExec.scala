@@ -6,7 +6,9 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
 import org.apache.spark.sql.catalyst.plans.physical._
+import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.sparkagg.SparkInternals
 import org.apache.spark.sql.types.DataType
@@ -85,12 +87,13 @@ case class GroupedAggregateExec(
     val settings = GroupedAggregateStrategy.settings(conf)
     val sorted = sortedInput
     val input = child.output
+    val taskMetrics = metrics // created here, on the driver: the closure must not create them on an executor
     child.execute().mapPartitions { rows =>
       val setup = new GroupedSetup(mode, input, groupingExpressions, functions,
         aggregateExpressions.map(_.filter), stateAttributes, resultExpressions,
         aggregateExpressions.map(_.resultAttribute), sorted)
       val task = TaskContext.get()
-      val aggregation = new GroupedAggregation(setup, settings, rows, SparkInternals.taskMemoryManager(task), metrics)
+      val aggregation = new GroupedAggregation(setup, settings, rows, SparkInternals.taskMemoryManager(task), taskMetrics)
       task.addTaskCompletionListener[Unit](_ => aggregation.close())
       aggregation
     }
@@ -104,6 +107,19 @@ case class GroupedAggregateExec(
   override def verboseString(maxFields: Int): String = simpleString(maxFields)
 
   override protected def withNewChildInternal(newChild: SparkPlan): GroupedAggregateExec = copy(child = newChild)
+}
+
+object GroupedAggregateExec extends AdaptiveSparkPlanHelper {
+  /** The grouped operator's metrics in an executed query's plan, summed per mode, e.g.
+   *  "final numSpills" -> 3: for tests, benchmarks and users checking what a query did. */
+  def metricsOf(df: DataFrame): java.util.Map[String, java.lang.Long] = {
+    val nodes = collect(df.queryExecution.executedPlan) { case g: GroupedAggregateExec => g }
+    val sums = nodes.flatMap(n => n.metrics.map { case (k, m) => s"${n.mode.toString.toLowerCase} $k" -> m.value })
+      .groupMapReduce(_._1)(_._2)(_ + _)
+    val out = new java.util.TreeMap[String, java.lang.Long]()
+    sums.foreach { case (k, v) => out.put(k, v) }
+    out
+  }
 }
 
 /**

@@ -3,10 +3,10 @@ package sparkagg.exec
 import org.apache.spark.SparkEnv
 import org.apache.spark.memory.{MemoryConsumer, MemoryMode, TaskMemoryManager}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, JoinedRow, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{JoinedRow, SpecificInternalRow, UnsafeProjection}
 import org.apache.spark.sql.execution.UnsafeKVExternalSorter
 import org.apache.spark.sql.execution.metric.SQLMetric
-import org.apache.spark.sql.types.{DataType, StructField, StructType}
+import org.apache.spark.sql.types._
 import sparkagg.api._
 import sparkagg.catalyst.Call
 
@@ -30,6 +30,18 @@ final case class GroupedSettings(batchSize: Int, skipPartialRows: Long, skipPart
  * not reduce the rows; it emits what it has and passes every further row on as a state of its own
  * (`convertToState`), when every function can.
  */
+private[exec] object GroupedAggregation {
+  /** Writes row `g` of `column` (of Catalyst type `dataType`) into field `j` of `row`: primitive columns
+   *  without boxing, others through the api-to-Catalyst conversion. */
+  def writer(column: Column, dataType: DataType, row: InternalRow, j: Int): Int => Unit = (column, dataType) match {
+    case (c: LongColumn, LongType | TimestampType | TimestampNTZType) =>
+      g => if (c.isNullAt(g)) row.setNullAt(j) else row.setLong(j, c.values(g))
+    case (c: DoubleColumn, DoubleType) =>
+      g => if (c.isNullAt(g)) row.setNullAt(j) else row.setDouble(j, c.values(g))
+    case _ => g => row.update(j, Call.toCatalyst(column.get(g, dataType), dataType))
+  }
+}
+
 private[exec] final class GroupedAggregation(
     setup: GroupedSetup,
     settings: GroupedSettings,
@@ -160,14 +172,11 @@ private[exec] final class GroupedAggregation(
   }
 
   private def rowsOf(keys: Int => InternalRow, n: Int, columns: Array[Column], types: Seq[DataType]) = {
-    val value = new GenericInternalRow(columns.length)
-    val typeOf = types.toArray
+    val value = new SpecificInternalRow(types)
+    val write = columns.zip(types).zipWithIndex.map { case ((c, t), j) => GroupedAggregation.writer(c, t, value, j) }
     Iterator.range(0, n).map { g =>
       var j = 0
-      while (j < columns.length) {
-        value.update(j, Call.toCatalyst(columns(j).get(g, typeOf(j)), typeOf(j)))
-        j += 1
-      }
+      while (j < write.length) { write(j)(g); j += 1 }
       output(join(keys(g), value))
     }
   }
@@ -197,12 +206,13 @@ private[exec] final class GroupedAggregation(
     release()
     val run = new UnsafeKVExternalSorter(keySchema, stateSchema, SparkEnv.get.blockManager,
       SparkEnv.get.serializerManager, memory.pageSizeBytes, Int.MaxValue, Long.MaxValue)
-    val types = setup.stateTypes.flatten.toArray
-    val value = new GenericInternalRow(states.length)
+    val types = setup.stateTypes.flatten
+    val value = new SpecificInternalRow(types)
+    val write = states.zip(types).zipWithIndex.map { case ((c, t), j) => GroupedAggregation.writer(c, t, value, j) }
     var g = 0
     while (g < n) {
       var j = 0
-      while (j < states.length) { value.update(j, Call.toCatalyst(states(j).get(g, types(j)), types(j))); j += 1 }
+      while (j < write.length) { write(j)(g); j += 1 }
       run.insertKV(keyToUnsafe(keys(g)), stateToUnsafe(value))
       g += 1
     }

@@ -1,0 +1,103 @@
+"""sparkagg's grouped operator (exec/: GroupsAccumulators over batches) against Spark's built-ins and against
+sparkagg's own TypedImperativeAggregate path (the same functions with spark.sparkagg.groups.enabled=false),
+over 5M rows at 1k and 1M groups: df_avg, df_sum, df_var_samp against Spark's code-generated avg, sum,
+var_samp; df_approx_percentile_cont against percentile_approx (p = 0.5) and df_array_agg against
+collect_list (through size(...), so the cost is building the lists). Then, unless --no-spill, a 20M-group
+aggregation in a separate Spark with 1 GB of driver memory, which completes by spilling (its spill metrics
+are printed). Times and ratios measured in this one run.
+
+    .venv/bin/python bench/bench_grouped.py [--rows N] [--repeat R] [--out DIR] [--no-spill]
+
+The ratios go to bench/results/bench_grouped.json (bench/plot.py).
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import common
+
+# (sparkagg function, its call, Spark's function, its call)
+CALLS = [
+    ("df_avg", "df_avg(x)", "avg", "avg(x)"),
+    ("df_sum", "df_sum(x)", "sum", "sum(x)"),
+    ("df_var_samp", "df_var_samp(x)", "var_samp", "var_samp(x)"),
+    ("df_approx_percentile_cont", "df_approx_percentile_cont(x, 0.5)", "percentile_approx", "percentile_approx(x, 0.5)"),
+    ("df_array_agg", "size(df_array_agg(x))", "collect_list", "size(collect_list(x))"),
+]
+
+TYPED = "TypedImperativeAggregate path"
+SPILL_GROUPS = 20_000_000
+
+
+def main(rows: int, repeat: int, out, spill: bool) -> None:
+    spark = common.session()
+    common.base_table(spark, rows)
+    print(f"bench_grouped: {rows:,} rows, local[2], best of {repeat} (noop write)")
+    common.timed(spark, "warm-up", "SELECT k, avg(x), df_avg(x) FROM base GROUP BY k", repeat=1)
+    timings = {}
+    for key, label in common.GROUPINGS:
+        print(f"{label}:")
+        t = {}
+        for _, ours, _, theirs in CALLS:
+            sql = f"SELECT {key}, {{}} FROM base GROUP BY {key}"
+            t[theirs] = common.timed(spark, theirs, sql.format(theirs), repeat)
+            t[ours] = common.timed(spark, ours, sql.format(ours), repeat)
+            spark.conf.set("spark.sparkagg.groups.enabled", "false")
+            t[(ours, TYPED)] = common.timed(spark, f"{ours} ({TYPED})", sql.format(ours), repeat)
+            spark.conf.unset("spark.sparkagg.groups.enabled")
+        timings[label] = t
+    print("ratios, sparkagg's grouped operator / other (lower is better for sparkagg):")
+    recorder = common.Recorder("bench_grouped", "grouped operator", rows, repeat)
+    chart = f"Grouped operator, {rows:,} rows: sparkagg / other"
+    groups = [label for _, label in common.GROUPINGS]
+    for _, label in common.GROUPINGS:
+        t = timings[label]
+        for name, ours, spark_name, theirs in CALLS:
+            print(common.ratio_line(f"{name} / {spark_name}, {label}", t[ours], t[theirs]))
+            print(common.ratio_line(f"{name} / {name} on the {TYPED}, {label}", t[ours], t[(ours, TYPED)]))
+            recorder.add(chart, groups, name, f"Spark {spark_name}", label, t[ours], t[theirs])
+            recorder.add(chart, groups, name, f"{name}, {TYPED}", label, t[ours], t[(ours, TYPED)])
+    recorder.write(spark, out)
+    spark.stop()
+    if spill:
+        spill_run()
+
+
+def spill_run() -> None:
+    """20M groups (40M rows, two per key) in a fresh Spark with a 1 GB driver: the final side cannot hold
+    its groups and must spill. Run in a child process, since a JVM's memory is fixed when it starts."""
+    print(f"spill: {SPILL_GROUPS:,} groups, 1 GB driver, 2 shuffle partitions")
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, __file__, "--spill-child"], check=False)
+    print(f"  {'completed' if done.returncode == 0 else 'FAILED'} in {time.perf_counter() - start:.1f} s")
+    if done.returncode != 0:
+        sys.exit(done.returncode)
+
+
+def spill_child() -> None:
+    import sparkagg
+    spark = sparkagg.session(master="local[2]", app_name="sparkagg-bench-spill", **{
+        "spark.driver.memory": "1g", "spark.sql.shuffle.partitions": "2", "spark.sql.adaptive.enabled": "false",
+        "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", "spark.log.level": "ERROR"})
+    # Each key k gets the rows k and k + 20M: count 2, sum 2k + 20M, avg k + 10M, checked in the same pass.
+    df = spark.sql(f"SELECT id % {SPILL_GROUPS} AS key, df_avg(id) AS a, df_sum(id) AS s, df_count(id) AS c "
+                   f"FROM range({2 * SPILL_GROUPS}) GROUP BY id % {SPILL_GROUPS}")
+    checked = df.selectExpr("count(*)", f"count_if(c <> 2 OR s <> 2 * key + {SPILL_GROUPS} OR a <> key + {SPILL_GROUPS // 2})")
+    groups, wrong = checked.collect()[0]
+    metrics = spark._jvm.sparkagg.exec.GroupedAggregateExec.metricsOf(checked._jdf)
+    print(f"  {groups:,} groups, {wrong} wrong; grouped operator metrics: {metrics}")
+    spark.stop()
+    if groups != SPILL_GROUPS or wrong:
+        sys.exit("the 20M-group aggregation gave wrong results")
+
+
+if __name__ == "__main__":
+    if "--spill-child" in sys.argv:
+        spill_child()
+    else:
+        parser = common.arguments(__doc__)
+        parser.add_argument("--no-spill", action="store_true", help="leave out the 20M-group spill run")
+        args = parser.parse_args()
+        main(args.rows, args.repeat, args.out, not args.no_spill)
