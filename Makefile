@@ -48,6 +48,7 @@ bench: jar bench-deps
 	$(PY) bench/bench_numeric.py
 	$(PY) bench/bench_collections.py
 	$(PY) bench/bench_window.py
+	$(PY) bench/bench_grouped.py
 	$(PY) bench/plot.py
 
 # A wheel that carries the JAR.

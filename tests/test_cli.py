@@ -157,5 +157,6 @@ def test_functions_lists_the_catalogue(spark):
     assert n >= 37 and text.count("retract: ") == n
     lines = text.splitlines()
     avg = lines.index(next(l for l in lines if l.startswith("df_avg(")))
-    assert lines[avg + 1].strip() == "aliases: df_mean; retract: yes; grouped path: no; WITHIN GROUP: no"
+    assert lines[avg + 1].strip() == ("aliases: df_mean; retract: yes; grouped path: native for (double), (bigint), "
+                                      "(int); adapter for (decimal(10,2)); WITHIN GROUP: no")
     assert any(l.startswith("df_max(") for l in lines) and "retract: sliding variant" in text

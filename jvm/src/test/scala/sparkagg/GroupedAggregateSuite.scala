@@ -127,6 +127,13 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     }
   }
 
+  test("floating keys: NaN is one group, 0.0 and -0.0 are one group, as Spark groups them") {
+    val (grouped, typed, nodes) = bothPaths("SELECT d, df_count(*), df_sum(x) FROM VALUES (double('NaN'), 1), " +
+      "(double('NaN'), 2), (0.0D, 3), (-0.0D, 4), (NULL, 5) AS v(d, x) GROUP BY d ORDER BY d")
+    assert(nodes.nonEmpty && grouped == typed)
+    assert(grouped.map(r => (r.getLong(1), r.getLong(2))) == Seq((1L, 5L), (2L, 7L), (2L, 3L)))
+  }
+
   test("ANSI overflow on the grouped path names the function") {
     withConf("spark.sql.ansi.enabled" -> "true") {
       val e = intercept[Exception](spark.sql(

@@ -1,7 +1,8 @@
 package sparkagg.exec
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.AttributeReference
+import org.apache.spark.sql.catalyst.expressions.{Alias, AttributeReference, NamedExpression}
+import org.apache.spark.sql.sparkagg.SparkInternals
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Complete}
 import org.apache.spark.sql.catalyst.planning.PhysicalAggregation
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
@@ -24,9 +25,16 @@ import sparkagg.catalyst.{AccumulatorAggregate, Form}
  */
 case class GroupedAggregateStrategy(spark: SparkSession) extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
-    case PhysicalAggregation(grouping, aggregates, results, child)
+    case PhysicalAggregation(keyExpressions, aggregates, results, child)
         if GroupedAggregateStrategy.enabled(spark) && aggregates.nonEmpty &&
           aggregates.forall(GroupedAggregateStrategy.runsGrouped) =>
+      // As Spark's own Aggregation strategy: NaN and -0.0 keys normalized, so each is one group.
+      val grouping = keyExpressions.map { e =>
+        SparkInternals.normalizeFloatingKeys(e) match {
+          case n: NamedExpression => n
+          case other => Alias(other, e.name)(exprId = e.exprId)
+        }
+      }
       val stateAttributes = aggregates.map { a =>
         val function = a.aggregateFunction.asInstanceOf[AccumulatorAggregate]
         function.boundCall.bound.stateSchema.fields.toSeq.map(f =>

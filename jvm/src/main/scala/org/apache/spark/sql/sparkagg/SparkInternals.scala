@@ -3,6 +3,8 @@ package org.apache.spark.sql.sparkagg
 import org.apache.spark.{QueryContext, TaskContext}
 import org.apache.spark.memory.TaskMemoryManager
 import org.apache.spark.sql.catalyst.FunctionIdentifier
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.catalyst.optimizer.NormalizeFloatingNumbers
 import org.apache.spark.sql.connector.catalog.CatalogManager
 import org.apache.spark.sql.errors.{QueryCompilationErrors, QueryExecutionErrors}
 
@@ -35,4 +37,7 @@ object SparkInternals {
   /** The task's memory manager, which Spark keeps to its own operators: sparkagg's grouped operator
    *  accounts its groups there, so they spill instead of running the executor out of memory. */
   def taskMemoryManager(task: TaskContext): TaskMemoryManager = task.taskMemoryManager()
+
+  /** A grouping key with NaN and -0.0 normalized, as Spark's Aggregation strategy groups floating keys. */
+  def normalizeFloatingKeys(key: Expression): Expression = NormalizeFloatingNumbers.normalize(key)
 }
