@@ -134,6 +134,27 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     assert(grouped.map(r => (r.getLong(1), r.getLong(2))) == Seq((1L, 5L), (2L, 7L), (2L, 3L)))
   }
 
+  test("a columnar child (Parquet, a cached table) is read batch by batch, in place when columns are plain") {
+    val dir = java.nio.file.Files.createTempDirectory("sparkagg-columnar").toString
+    spark.table("t").write.mode("overwrite").parquet(dir)
+    spark.read.parquet(dir).createOrReplaceTempView("pq")
+    // Spark caches only primitive columns as batches.
+    spark.table("t").select("k", "i", "l", "d", "b", "u").cache().createOrReplaceTempView("cached")
+    val plain = Seq("df_sum(l)", "df_avg(d)", "df_min(l)", "df_count(i)", "df_array_agg(i)", "df_max(d)",
+      "df_bool_and(b)", "df_var_samp(d) FILTER (WHERE b)")
+    val queries = Seq("pq" -> plain, "pq" -> calls.map(EveryFunction.sql(_)), "pq" -> plain.map(_.replace("(i)", "(s)")),
+      "cached" -> plain)
+    for ((table, aggregates) <- queries) {
+      val from = s" FROM $table GROUP BY k ORDER BY k"
+      val (grouped, typed, nodes) = bothPaths(s"SELECT k, ${aggregates.mkString(", ")}$from")
+      val partial = nodes.find(_.mode == GroupedMode.Partial).get
+      assert(partial.columnarInput, s"$table: the Partial node reads the scan's batches")
+      val names = if (aggregates.size == calls.size) calls else aggregates
+      assertSame(grouped, typed, "k" +: names, groupValues(Seq("k"), from, ""))
+    }
+    spark.catalog.uncacheTable("cached")
+  }
+
   test("ANSI overflow on the grouped path names the function") {
     withConf("spark.sql.ansi.enabled" -> "true") {
       val e = intercept[Exception](spark.sql(

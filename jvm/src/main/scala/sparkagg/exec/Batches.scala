@@ -3,6 +3,7 @@ package sparkagg.exec
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.ArrayData
 import org.apache.spark.sql.types._
+import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
 import sparkagg.catalyst.ArrayValues
@@ -121,5 +122,30 @@ private[exec] final class CatalystColumn(values: Array[Any], validity: Array[Lon
   override def getBinary(row: Int): Array[Byte] = values(row).asInstanceOf[Array[Byte]]
   override def getList(row: Int): ListValues = new ArrayValues(values(row).asInstanceOf[ArrayData])
   def get(row: Int, dataType: DataType): AnyRef = if (isNullAt(row)) null else values(row).asInstanceOf[AnyRef]
+  override def copy(row: Int, dataType: DataType): AnyRef = InternalRow.copyValue(get(row, dataType)).asInstanceOf[AnyRef]
+}
+
+/**
+ * A column of a ColumnarBatch read in place (a Parquet or cached-table scan's vector): what the grouped
+ * operator hands an accumulator when the argument is a plain column of the type it reads, no copy made.
+ * Valid while the batch is; accumulators copy what they keep (`copy`).
+ */
+private[exec] final class VectorColumn(vector: ColumnVector, val numRows: Int) extends Column {
+  lazy val hasNulls: Boolean = vector.hasNull
+  def isNullAt(row: Int): Boolean = vector.isNullAt(row)
+  override def getBoolean(row: Int): Boolean = vector.getBoolean(row)
+  override def getByte(row: Int): Byte = vector.getByte(row)
+  override def getShort(row: Int): Short = vector.getShort(row)
+  override def getInt(row: Int): Int = vector.getInt(row)
+  override def getLong(row: Int): Long = vector.getLong(row)
+  override def getFloat(row: Int): Float = vector.getFloat(row)
+  override def getDouble(row: Int): Double = vector.getDouble(row)
+  override def getDecimal(row: Int, precision: Int, scale: Int): Decimal = vector.getDecimal(row, precision, scale)
+  override def getUTF8String(row: Int): UTF8String = vector.getUTF8String(row)
+  override def getBinary(row: Int): Array[Byte] = vector.getBinary(row)
+  override def getList(row: Int): ListValues = new ArrayValues(vector.getArray(row))
+  // Boxed reads through a one-column batch's row view, which knows every type's getter.
+  private lazy val single = new ColumnarBatch(Array(vector), numRows)
+  def get(row: Int, dataType: DataType): AnyRef = if (isNullAt(row)) null else single.getRow(row).get(0, dataType)
   override def copy(row: Int, dataType: DataType): AnyRef = InternalRow.copyValue(get(row, dataType)).asInstanceOf[AnyRef]
 }

@@ -12,6 +12,7 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.sparkagg.SparkInternals
 import org.apache.spark.sql.types.DataType
+import org.apache.spark.sql.vectorized.ColumnarBatch
 import sparkagg.catalyst.AccumulatorAggregate
 
 /** Which half of a two-phase aggregation a [[GroupedAggregateExec]] runs. */
@@ -40,7 +41,8 @@ case class GroupedAggregateExec(
     aggregateExpressions: Seq[AggregateExpression],
     stateAttributes: Seq[Attribute],
     resultExpressions: Seq[NamedExpression],
-    child: SparkPlan) extends UnaryExecNode {
+    child: SparkPlan,
+    columnarInput: Boolean = false) extends UnaryExecNode {
 
   private def functions: Seq[AccumulatorAggregate] =
     aggregateExpressions.map(_.aggregateFunction.asInstanceOf[AccumulatorAggregate])
@@ -88,21 +90,24 @@ case class GroupedAggregateExec(
     val sorted = sortedInput
     val input = child.output
     val taskMetrics = metrics // created here, on the driver: the closure must not create them on an executor
-    child.execute().mapPartitions { rows =>
+    def aggregate(source: Either[Iterator[InternalRow], Iterator[ColumnarBatch]]): Iterator[InternalRow] = {
       val setup = new GroupedSetup(mode, input, groupingExpressions, functions,
         aggregateExpressions.map(_.filter), stateAttributes, resultExpressions,
         aggregateExpressions.map(_.resultAttribute), sorted)
       val task = TaskContext.get()
-      val aggregation = new GroupedAggregation(setup, settings, rows, SparkInternals.taskMemoryManager(task), taskMetrics)
+      val aggregation = new GroupedAggregation(setup, settings, source, SparkInternals.taskMemoryManager(task), taskMetrics)
       task.addTaskCompletionListener[Unit](_ => aggregation.close())
       aggregation
     }
+    if (columnarInput) child.executeColumnar().mapPartitions(batches => aggregate(scala.util.Right(batches)))
+    else child.execute().mapPartitions(rows => aggregate(scala.util.Left(rows)))
   }
 
   override def simpleString(maxFields: Int): String = {
     val keys = groupingExpressions.map(_.toAttribute.toString).mkString("[", ", ", "]")
     val calls = functions.map(_.toString).mkString("[", ", ", "]")
-    s"SparkAggGroupedAggregate ${mode.toString.toLowerCase}, keys=$keys, functions=$calls"
+    val batches = if (columnarInput) ", columnar input" else ""
+    s"SparkAggGroupedAggregate ${mode.toString.toLowerCase}$batches, keys=$keys, functions=$calls"
   }
   override def verboseString(maxFields: Int): String = simpleString(maxFields)
 
@@ -171,7 +176,8 @@ private[exec] final class GroupedSetup(
     (all, columns, filterColumns)
   }
 
-  private val inPlace = valueExpressions.forall(_.isInstanceOf[BoundReference])
+  /** Whether every argument and filter is a plain input column of the type it is read as. */
+  val inPlace: Boolean = valueExpressions.forall(_.isInstanceOf[BoundReference])
   val valueFields: Seq[(Int, DataType)] = valueExpressions.zipWithIndex.map {
     case (b: BoundReference, _) if inPlace => (b.ordinal, b.dataType)
     case (e, i) => (i, e.dataType)

@@ -6,7 +6,8 @@ import org.apache.spark.sql.sparkagg.SparkInternals
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Complete}
 import org.apache.spark.sql.catalyst.planning.PhysicalAggregation
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
-import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.{ColumnarRule, ColumnarToRowExec, SparkPlan, SparkStrategy}
 import org.apache.spark.sql.internal.SQLConf
 import sparkagg.catalyst.{AccumulatorAggregate, Form}
 
@@ -69,4 +70,18 @@ object GroupedAggregateStrategy {
     batchSize = conf.getConfString(BatchSizeConf, "8192").toInt,
     skipPartialRows = conf.getConfString(SkipPartialRowsConf, "-1").toLong,
     skipPartialRatio = conf.getConfString(SkipPartialRatioConf, "0.8").toDouble)
+}
+
+/**
+ * A Partial [[GroupedAggregateExec]] over a columnar child (a Parquet scan, a cached table) reads the
+ * child's batches itself: instead of through the ColumnarToRow transition Spark put between them, or,
+ * for a child that offers both rows and batches (a cached table's stage), instead of its rows.
+ */
+object GroupedColumnarInput extends ColumnarRule {
+  override def postColumnarTransitions: Rule[SparkPlan] = _.transformUp {
+    case g @ GroupedAggregateExec(GroupedMode.Partial, _, _, _, _, ColumnarToRowExec(columnar), false) =>
+      g.copy(child = columnar, columnarInput = true)
+    case g @ GroupedAggregateExec(GroupedMode.Partial, _, _, _, _, child, false) if child.supportsColumnar =>
+      g.copy(columnarInput = true)
+  }
 }

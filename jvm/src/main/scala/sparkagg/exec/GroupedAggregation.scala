@@ -1,5 +1,7 @@
 package sparkagg.exec
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.spark.SparkEnv
 import org.apache.spark.memory.{MemoryConsumer, MemoryMode, TaskMemoryManager}
 import org.apache.spark.sql.catalyst.InternalRow
@@ -7,6 +9,7 @@ import org.apache.spark.sql.catalyst.expressions.{JoinedRow, SpecificInternalRow
 import org.apache.spark.sql.execution.UnsafeKVExternalSorter
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.types._
+import org.apache.spark.sql.vectorized.ColumnarBatch
 import sparkagg.api._
 import sparkagg.catalyst.Call
 
@@ -45,7 +48,7 @@ private[exec] object GroupedAggregation {
 private[exec] final class GroupedAggregation(
     setup: GroupedSetup,
     settings: GroupedSettings,
-    rows: Iterator[InternalRow],
+    source: Either[Iterator[InternalRow], Iterator[ColumnarBatch]],
     memory: TaskMemoryManager,
     metrics: Map[String, SQLMetric])
   extends MemoryConsumer(memory, MemoryMode.ON_HEAP) with Iterator[InternalRow] {
@@ -55,11 +58,17 @@ private[exec] final class GroupedAggregation(
   private val batchSize = settings.batchSize
   private val batch = new BatchBuilder(setup.valueFields, batchSize)
   private val values = setup.valueProjection()
-  private val groupIndices = new Array[Int](batchSize)
+  private var groupIndices = new Array[Int](batchSize)
   private val output = setup.outputProjection()
   private val join = new JoinedRow
 
-  private var input = rows
+  // A columnar child's batches are read in place when every argument is a plain column; else as rows.
+  private var batches: Iterator[ColumnarBatch] = source.toOption.filter(_ => setup.inPlace).orNull
+  private var input: Iterator[InternalRow] = source match {
+    case Left(rows) => rows
+    case Right(_) if batches != null => Iterator.empty
+    case Right(columnar) => columnar.flatMap(_.rowIterator().asScala)
+  }
   private var groups = setup.newGroupMap()
   private var accumulators = newAccumulators()
   private var sorted = setup.sortedInput
@@ -90,13 +99,15 @@ private[exec] final class GroupedAggregation(
   private def step(): Iterator[InternalRow] = {
     val start = System.nanoTime()
     try {
-      if (input.hasNext) consumeBatch()
+      if (batches != null && batches.hasNext) consumeBatch(readColumnar(batches.next()))
+      else if (input.hasNext) consumeBatch(readRows())
       else if (spilled != null) { mergeSpilled(); Iterator.empty }
       else { finished = true; emit(EmitTo.All) }
     } finally metrics("aggTime") += (System.nanoTime() - start) / 1000000
   }
 
-  private def consumeBatch(): Iterator[InternalRow] = {
+  /** Up to a batch of rows: their groups, and their values gathered into columns. */
+  private def readRows(): (Array[Column], Int) = {
     var n = 0
     while (n < batchSize && input.hasNext) {
       val row = input.next()
@@ -104,8 +115,21 @@ private[exec] final class GroupedAggregation(
       batch.append(values(row), n)
       n += 1
     }
+    (batch.columns(n), n)
+  }
+
+  /** A columnar batch: its rows' groups; its vectors are the columns. */
+  private def readColumnar(b: ColumnarBatch): (Array[Column], Int) = {
+    val n = b.numRows
+    if (groupIndices.length < n) groupIndices = new Array[Int](n)
+    var i = 0
+    while (i < n) { groupIndices(i) = groups.groupOf(b.getRow(i)); i += 1 }
+    (setup.valueFields.map { case (ordinal, _) => new VectorColumn(b.column(ordinal), n): Column }.toArray, n)
+  }
+
+  private def consumeBatch(batchRead: (Array[Column], Int)): Iterator[InternalRow] = {
+    val (columns, n) = batchRead
     rowsRead += n
-    val columns = batch.columns(n)
     if (skipping) return passOn(columns, n)
     feed(columns, n)
     if (sorted) {
@@ -234,6 +258,7 @@ private[exec] final class GroupedAggregation(
       def next(): InternalRow = { if (!hasNext) throw new NoSuchElementException; ready = false; pair(runs.getKey, runs.getValue) }
     }
     groups = new SortedKeyGroups(setup.keyProjection())
+    batches = null
     accumulators = newAccumulators()
     sorted = true
     merging = spilled
