@@ -20,8 +20,8 @@ final case class GroupedSettings(batchSize: Int, skipPartialRows: Long, skipPart
  * One task of a [[GroupedAggregateExec]]: reads its input in batches, maps each row's key to a group,
  * hands each function the batch's columns with the group indices, and returns the emitted groups' rows.
  *
- * Memory: after each batch the groups' bytes (the key table's and every accumulator's `size`) are
- * asked of Spark's memory manager. When it refuses, a Partial node emits every group's state early (the
+ * Memory: after each batch twice the groups' bytes (the key table's and every accumulator's `size`)
+ * are asked of Spark's memory manager. When it refuses, a Partial node emits every group's state early (the
  * Final node merges them again), and a Final node spills: its groups' keys and states, sorted by key,
  * go to an UnsafeKVExternalSorter (on disk as soon as another spill follows or memory is needed); at the
  * end every run is merged by key, each key's states are merged into a fresh set of accumulators, and
@@ -162,12 +162,14 @@ private[exec] final class GroupedAggregation(
   private def guard[T](j: Int)(body: => T): T =
     try body catch { case e: ArithmeticException => throw setup.functions(j).rethrow(e) }
 
-  /** Asks the memory manager for the groups' current bytes; false when it refuses. */
+  /** Asks the memory manager for twice the groups' current bytes, false when it refuses: the key table
+   *  and the accumulators' arrays grow by doubling in the middle of a batch, and the old array lives
+   *  until the new one is filled, so the heap must have that room before the next batch starts. */
   private def reserve(): Boolean = {
     val used = groups.size + accumulators.map(_.size).sum
-    if (used > reserved) reserved += acquireMemory(used - reserved)
-    metrics("peakMemory").set(math.max(metrics("peakMemory").value, reserved))
-    used <= reserved
+    metrics("peakMemory").set(math.max(metrics("peakMemory").value, used))
+    if (2 * used > reserved) reserved += acquireMemory(2 * used - reserved)
+    2 * used <= reserved
   }
 
   private def release(): Unit = { freeMemory(reserved); reserved = 0L }
