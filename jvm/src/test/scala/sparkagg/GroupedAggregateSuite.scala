@@ -155,6 +155,26 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     spark.catalog.uncacheTable("cached")
   }
 
+  // Streaming plans put Spark's stateful aggregation strategy before the session's, so it never reaches
+  // the grouped operator; sparkagg's functions run there as TypedImperativeAggregates.
+  test("a streaming aggregation of sparkagg functions runs under Spark's stateful planning") {
+    import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
+    implicit val sqlContext: org.apache.spark.sql.SQLContext = spark.sqlContext
+    import spark.implicits._
+    val input = MemoryStream[Long]
+    val query = input.toDF().selectExpr("value % 3 AS k", "value AS v").groupBy("k").agg(
+      org.apache.spark.sql.functions.expr("df_sum(v)").as("s"))
+      .writeStream.format("memory").queryName("streamed").outputMode("complete").start()
+    try {
+      input.addData(1L to 10L)
+      query.processAllAvailable()
+      input.addData(11L to 12L)
+      query.processAllAvailable()
+      // 1..12 by value % 3: {3, 6, 9, 12}, {1, 4, 7, 10}, {2, 5, 8, 11}
+      assert(spark.sql("SELECT k, s FROM streamed ORDER BY k").collect().toSeq == Seq(Row(0L, 30L), Row(1L, 22L), Row(2L, 26L)))
+    } finally query.stop()
+  }
+
   test("ANSI overflow on the grouped path names the function") {
     withConf("spark.sql.ansi.enabled" -> "true") {
       val e = intercept[Exception](spark.sql(
