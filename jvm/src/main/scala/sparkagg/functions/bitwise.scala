@@ -21,7 +21,8 @@ sealed abstract class Bitwise(val name: String, val identity: Long, example: (St
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) if Types.isIntegral(t) =>
       val kind = new ValueKind.LongLike(t)
-      Right(Bound(t, StructType(Seq(StructField(name, t))), () => new BitwiseAccumulator(this, kind)))
+      Right(Bound(t, StructType(Seq(StructField(name, t))), () => new BitwiseAccumulator(this, kind),
+        newGroupsAccumulator = Some(() => new BitwiseGroups(this, kind))))
     case _ => Left("expects one argument of an integer type (tinyint, smallint, int, bigint)")
   }
 }
@@ -55,4 +56,9 @@ object BitXor extends Bitwise("bit_xor", 0L,
   "SELECT _FUNC_(col) FROM VALUES (3), (5), (NULL) AS tab(col)" -> "6") {
   private[functions] def combine(acc: Long, v: Long): Long = acc ^ v
   override private[functions] def retractable: Boolean = true
+}
+
+/** bit_and / bit_or / bit_xor for every group ([[BitwiseAccumulator]]'s semantics). State: as the result. */
+final class BitwiseGroups(fn: Bitwise, kind: ValueKind.LongLike) extends LongFoldGroups(kind, fn.identity) {
+  protected def combine(acc: Long, v: Long): Long = fn.combine(acc, v)
 }

@@ -18,7 +18,7 @@ sealed abstract class BoolAggregate(val name: String, isAnd: Boolean, example: (
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(BooleanType | NullType) =>
       Right(Bound(BooleanType, StructType(Seq(StructField(name, BooleanType))), () => new BoolAccumulator(isAnd),
-        coerceTo = Seq(BooleanType)))
+        coerceTo = Seq(BooleanType), newGroupsAccumulator = Some(() => new BoolGroups(isAnd))))
     case _ => Left("expects one boolean argument")
   }
 }
@@ -40,4 +40,41 @@ final class BoolAccumulator(isAnd: Boolean) extends Accumulator {
   def state(): Array[Any] = Array(evaluate())
   def evaluate(): Any = if (seen) value else null
   def size: Long = 24
+}
+
+/**
+ * bool_and / bool_or for every group ([[BoolAccumulator]]'s semantics): one bit per group saying whether
+ * it saw the value that decides it (false for bool_and, true for bool_or), so a new group needs no
+ * initial value, and [[NullState]] for which groups saw any value. State: as the result.
+ */
+final class BoolGroups(isAnd: Boolean) extends GroupsAccumulator {
+  private val decided = new BitVector
+  private val nulls = new NullState
+
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    decided.resize(totalGroups)
+    val c = values.column(0)
+    nulls.accumulateRows(groupIndices, c, values.numRows, filter, totalGroups,
+      (g, i) => if (c.getBoolean(i) != isAnd) decided.set(g))
+  }
+
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
+    updateBatch(states, groupIndices, filter, totalGroups)
+
+  def evaluate(emit: EmitTo): Column = {
+    val n = emit.count(decided.length)
+    val d = decided.emit(emit)
+    new BooleanColumn(Array.tabulate(n)(g => Validity.isValid(d, g) != isAnd), nulls.build(emit), n)
+  }
+  def state(emit: EmitTo): Array[Column] = Array(evaluate(emit))
+
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
+    val n = values.numRows
+    val c = values.column(0)
+    val kept = GroupColumns.rowCounts(c, n, filter)
+    Array(new BooleanColumn(Array.tabulate(n)(i => kept(i) != 0 && c.getBoolean(i)), GroupColumns.nonZero(kept), n))
+  }
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long = decided.size + nulls.size
 }

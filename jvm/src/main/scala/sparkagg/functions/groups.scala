@@ -3,8 +3,9 @@ package sparkagg.functions
 import sparkagg.api._
 
 // Shared machinery of the native GroupsAccumulators (count.scala, sum.scala, average.scala,
-// min_max.scala hold the accumulators themselves): the exact sums of sums.scala laid out as primitive
-// arrays indexed by group, so that a group costs a few array slots instead of an object.
+// min_max.scala, bitwise.scala, boolean.scala and comoments.scala hold the accumulators themselves): the
+// exact sums of sums.scala laid out as primitive arrays indexed by group, so that a group costs a few
+// array slots instead of an object, and the fold of one integer-like value that min, max and bit_* share.
 
 /**
  * Every group's exact bigint sum in 128 bits, [[LongSum]]'s arithmetic over two arrays: `lo` holds the
@@ -136,6 +137,47 @@ private[functions] abstract class DoubleSumCountGroups(countFirst: Boolean) exte
   override def supportsConvertToState: Boolean = true
 
   def size: Long = sums.size + counts.size + nulls.size
+}
+
+/**
+ * A function whose state is one integer-like value folded by `combine` from its identity (min, max,
+ * bit_and, bit_or, bit_xor): one Long per group starting at `identity`, so the loop only combines, and
+ * [[NullState]] for which groups saw a value (NULL otherwise). The state is the result itself, so a state
+ * merges as a value updates, and a row's own state is its value (`combine(identity, v) == v`).
+ */
+private[functions] abstract class LongFoldGroups(kind: ValueKind.LongLike, identity: Long) extends GroupsAccumulator {
+  private val folded = new LongVector(identity)
+  private val nulls = new NullState
+
+  protected def combine(acc: Long, v: Long): Long
+
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    folded.resize(totalGroups)
+    val acc = folded.array
+    val c = values.column(0)
+    nulls.accumulateRows(groupIndices, c, values.numRows, filter, totalGroups,
+      (g, i) => acc(g) = combine(acc(g), kind.readLong(c, i)))
+  }
+
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
+    updateBatch(states, groupIndices, filter, totalGroups)
+
+  def evaluate(emit: EmitTo): Column = {
+    val v = folded.emit(emit)
+    new LongColumn(v, nulls.build(emit), v.length)
+  }
+  def state(emit: EmitTo): Array[Column] = Array(evaluate(emit))
+
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
+    val n = values.numRows
+    val c = values.column(0)
+    val kept = GroupColumns.rowCounts(c, n, filter)
+    Array(new LongColumn(Array.tabulate(n)(i => if (kept(i) != 0) kind.readLong(c, i) else 0L),
+      GroupColumns.nonZero(kept), n))
+  }
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long = folded.size + nulls.size
 }
 
 private[functions] object GroupColumns {

@@ -224,42 +224,11 @@ final class SlidingMinMaxAccumulator(kind: ValueKind, isMax: Boolean) extends Ac
 
 /**
  * min / max for every group of a type that fits a Long with its order (integers, boolean, date,
- * timestamps): one Long per group, starting at the type's far end so the loop only compares, and
- * [[NullState]] for which groups saw a value. State: the same column as the result.
+ * timestamps): the fold starts at the type's far end, so the loop only compares.
  */
-final class LongMinMaxGroups(kind: ValueKind.LongLike, isMax: Boolean) extends GroupsAccumulator {
-  private val best = new LongVector(if (isMax) Long.MinValue else Long.MaxValue)
-  private val nulls = new NullState
-
-  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    best.resize(totalGroups)
-    val b = best.array
-    val c = values.column(0)
-    val fn: (Int, Int) => Unit =
-      if (isMax) (g, i) => { val x = kind.readLong(c, i); if (x > b(g)) b(g) = x }
-      else (g, i) => { val x = kind.readLong(c, i); if (x < b(g)) b(g) = x }
-    nulls.accumulateRows(groupIndices, c, values.numRows, filter, totalGroups, fn)
-  }
-
-  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
-    updateBatch(states, groupIndices, filter, totalGroups)
-
-  def evaluate(emit: EmitTo): Column = {
-    val b = best.emit(emit)
-    new LongColumn(b, nulls.build(emit), b.length)
-  }
-  def state(emit: EmitTo): Array[Column] = Array(evaluate(emit))
-
-  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
-    val n = values.numRows
-    val c = values.column(0)
-    val kept = GroupColumns.rowCounts(c, n, filter)
-    Array(new LongColumn(Array.tabulate(n)(i => if (kept(i) != 0) kind.readLong(c, i) else 0L),
-      GroupColumns.nonZero(kept), n))
-  }
-  override def supportsConvertToState: Boolean = true
-
-  def size: Long = best.size + nulls.size
+final class LongMinMaxGroups(kind: ValueKind.LongLike, isMax: Boolean)
+    extends LongFoldGroups(kind, if (isMax) Long.MinValue else Long.MaxValue) {
+  protected def combine(acc: Long, v: Long): Long = if (isMax) math.max(acc, v) else math.min(acc, v)
 }
 
 /**
