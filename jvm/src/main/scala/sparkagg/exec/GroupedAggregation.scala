@@ -223,6 +223,9 @@ private[exec] final class GroupedAggregation(
   private lazy val keyToUnsafe = UnsafeProjection.create(setup.keyTypes.toArray)
   private lazy val stateToUnsafe = UnsafeProjection.create(setup.stateTypes.flatten.toArray)
 
+  private def newSorter() = new UnsafeKVExternalSorter(keySchema, stateSchema, SparkEnv.get.blockManager,
+    SparkEnv.get.serializerManager, memory.pageSizeBytes, Int.MaxValue, Long.MaxValue)
+
   /** Final node out of memory: its groups' keys and states go to a sorted run; memory is released. */
   private def spillGroups(): Unit = {
     catchUp()
@@ -230,8 +233,7 @@ private[exec] final class GroupedAggregation(
     val states = functions.flatMap(j => guard(j)(accumulators(j).state(EmitTo.All))).toArray
     val keys = groups.emit(EmitTo.All)
     release()
-    val run = new UnsafeKVExternalSorter(keySchema, stateSchema, SparkEnv.get.blockManager,
-      SparkEnv.get.serializerManager, memory.pageSizeBytes, Int.MaxValue, Long.MaxValue)
+    val run = newSorter()
     val types = setup.stateTypes.flatten
     val value = new SpecificInternalRow(types)
     val write = states.zip(types).zipWithIndex.map { case ((c, t), j) => GroupedAggregation.writer(c, t, value, j) }
@@ -242,8 +244,10 @@ private[exec] final class GroupedAggregation(
       run.insertKV(keyToUnsafe(keys(g)), stateToUnsafe(value))
       g += 1
     }
-    // Merging moves the run to disk, so spilled groups hold no memory.
-    if (spilled == null) spilled = run else spilled.merge(run)
+    // Merging moves the run to disk (the first run too, into an empty sorter), so spilled groups leave
+    // the memory to the groups still to come: fewer, larger runs, each read back through its own buffers.
+    if (spilled == null) spilled = newSorter()
+    spilled.merge(run)
     metrics("numSpills") += 1
     metrics("spillSize").set(spilled.getSpillSize)
   }
