@@ -17,11 +17,17 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
   override def beforeAll(): Unit = {
     super.beforeAll()
     createTable(spark)
+    // Every function on the grouped operator, those without a native GroupsAccumulator through the adapter.
+    spark.conf.set(GroupedAggregateStrategy.AdaptersConf, "true")
   }
 
   private def withConf[T](settings: (String, String)*)(body: => T): T = {
+    val before = settings.map { case (k, _) => k -> spark.conf.getOption(k) }
     settings.foreach { case (k, v) => spark.conf.set(k, v) }
-    try body finally settings.foreach { case (k, _) => spark.conf.unset(k) }
+    try body finally before.foreach {
+      case (k, Some(v)) => spark.conf.set(k, v)
+      case (k, None) => spark.conf.unset(k)
+    }
   }
 
   private def groupedNodes(df: DataFrame): Seq[GroupedAggregateExec] =
@@ -94,6 +100,11 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     assert(planned("SELECT k, df_count(DISTINCT s) FROM t GROUP BY k") == 0)
     assert(planned("SELECT k, df_avg_state(d) FROM t GROUP BY k") == 0)
     assert(planned("SELECT k, count(*) FROM t GROUP BY k") == 0)
+    withConf(GroupedAggregateStrategy.AdaptersConf -> "false") {
+      assert(planned("SELECT k, df_sum(l), df_var_samp(d), df_bit_or(i) FROM t GROUP BY k") == 2)
+      assert(planned("SELECT k, df_sum(l), df_median(d) FROM t GROUP BY k") == 0, "median has no native accumulator")
+      assert(planned("SELECT k, df_sum(m) FROM t GROUP BY k") == 0, "decimal sums go through the adapter")
+    }
   }
 
   test("empty input: a global aggregate gives its one row of empty values, a grouped one no rows") {

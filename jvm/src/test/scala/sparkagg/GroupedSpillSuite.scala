@@ -21,6 +21,7 @@ class GroupedSpillSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     .config("spark.memory.fraction", "0.2")
     .config("spark.sql.shuffle.partitions", "1")
     .config("spark.sql.adaptive.enabled", "false")
+    .config("spark.sparkagg.groups.adapters", "true")
     .getOrCreate()
 
   test("a Final node out of memory spills sorted runs and merges them: every group once, exact") {
