@@ -50,11 +50,18 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
   private var nullGroup = -1
   private var count = 0
 
-  private val read: InternalRow => Long = keyType match {
-    case ByteType => _.getByte(ordinal).toLong
-    case ShortType => _.getShort(ordinal).toLong
-    case IntegerType | DateType => _.getInt(ordinal).toLong
-    case _ => _.getLong(ordinal)
+  // The key's width in bytes, matched per row instead of calling a closure, which would box the Long.
+  private val width = keyType match {
+    case ByteType => 1
+    case ShortType => 2
+    case IntegerType | DateType => 4
+    case _ => 8
+  }
+  private def read(row: InternalRow): Long = width match {
+    case 1 => row.getByte(ordinal)
+    case 2 => row.getShort(ordinal)
+    case 4 => row.getInt(ordinal)
+    case _ => row.getLong(ordinal)
   }
 
   def numGroups: Int = count
@@ -107,10 +114,10 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
     val row = new SpecificInternalRow(Seq(keyType))
     g => {
       if (g == nulls) row.setNullAt(0)
-      else keyType match {
-        case ByteType => row.setByte(0, emitted(g).toByte)
-        case ShortType => row.setShort(0, emitted(g).toShort)
-        case IntegerType | DateType => row.setInt(0, emitted(g).toInt)
+      else width match {
+        case 1 => row.setByte(0, emitted(g).toByte)
+        case 2 => row.setShort(0, emitted(g).toShort)
+        case 4 => row.setInt(0, emitted(g).toInt)
         case _ => row.setLong(0, emitted(g))
       }
       row

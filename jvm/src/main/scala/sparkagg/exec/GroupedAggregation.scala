@@ -43,6 +43,10 @@ private[exec] object GroupedAggregation {
       g => if (c.isNullAt(g)) row.setNullAt(j) else row.setDouble(j, c.values(g))
     case _ => g => row.update(j, Call.toCatalyst(column.get(g, dataType), dataType))
   }
+
+  /** A writer per column, column `j` into field `j` of `row`. */
+  def writers(columns: Array[Column], types: Seq[DataType], row: InternalRow): Array[Int => Unit] =
+    columns.zip(types).zipWithIndex.map { case ((c, t), j) => writer(c, t, row, j) }
 }
 
 private[exec] final class GroupedAggregation(
@@ -61,6 +65,7 @@ private[exec] final class GroupedAggregation(
   private var groupIndices = new Array[Int](batchSize)
   private val output = setup.outputProjection()
   private val join = new JoinedRow
+  private lazy val empty = batch.columns(0) // zero rows, for catchUp
 
   // A columnar child's batches are read in place when every argument is a plain column; else as rows.
   private var batches: Iterator[ColumnarBatch] = source.toOption.filter(_ => setup.inPlace).orNull
@@ -199,7 +204,7 @@ private[exec] final class GroupedAggregation(
 
   private def rowsOf(keys: Int => InternalRow, n: Int, columns: Array[Column], types: Seq[DataType]) = {
     val value = new SpecificInternalRow(types)
-    val write = columns.zip(types).zipWithIndex.map { case ((c, t), j) => GroupedAggregation.writer(c, t, value, j) }
+    val write = GroupedAggregation.writers(columns, types, value)
     Iterator.range(0, n).map { g =>
       var j = 0
       while (j < write.length) { write(j)(g); j += 1 }
@@ -209,7 +214,6 @@ private[exec] final class GroupedAggregation(
 
   /** Sizes every accumulator to the current groups (a global aggregate's one group exists without rows). */
   private def catchUp(): Unit = {
-    val empty = batch.columns(0)
     for (j <- functions) {
       val own = Columns.of(0, setup.columnsOf(j).map(empty))
       if (partial) accumulators(j).updateBatch(own, groupIndices, None, groups.numGroups)
@@ -236,7 +240,7 @@ private[exec] final class GroupedAggregation(
     val run = newSorter()
     val types = setup.stateTypes.flatten
     val value = new SpecificInternalRow(types)
-    val write = states.zip(types).zipWithIndex.map { case ((c, t), j) => GroupedAggregation.writer(c, t, value, j) }
+    val write = GroupedAggregation.writers(states, types, value)
     var g = 0
     while (g < n) {
       var j = 0
