@@ -2,7 +2,9 @@ package sparkagg
 
 import scala.util.Random
 
+import org.apache.spark.sql.catalyst.expressions.Literal
 import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.api._
 import sparkagg.functions._
@@ -21,9 +23,10 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
 
   /** `gen`: a named generator of values instead of [[Gen.value]]'s. */
   private final case class Case(function: FunctionDef, types: Seq[DataType], ansi: Boolean = true,
-      gen: Option[(String, (DataType, Random) => Any)] = None) {
-    val label: String = s"${function.name}${types.map(_.simpleString).mkString("(", ", ", ")")}" +
+      gen: Option[(String, (DataType, Random) => Any)] = None, constants: Seq[Literal] = Nil) {
+    val label: String = s"${function.name}${(types.map(_.simpleString) ++ constants.map(_.sql)).mkString("(", ", ", ")")}" +
       (if (ansi) "" else " ansi off") + gen.fold("")(" " + _._1)
+    def harness: Harness = new Harness(function, types, failOnOverflow = ansi, constants = constants)
   }
 
   private val longLike = Seq(BooleanType, ByteType, ShortType, IntegerType, LongType, DateType, TimestampType)
@@ -47,28 +50,35 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
       Seq(Case(BoolAnd, Seq(BooleanType)), Case(BoolOr, Seq(BooleanType))) ++
       moments.flatMap(f => Seq(Case(f, Seq(DoubleType)), Case(f, Seq(DoubleType), gen = Some(offsetDoubles)))) ++
       pairMoments.flatMap(f => Seq(Case(f, Seq(DoubleType, DoubleType)),
-        Case(f, Seq(DoubleType, DoubleType), gen = Some(offsetDoubles))))
+        Case(f, Seq(DoubleType, DoubleType), gen = Some(offsetDoubles)))) ++
+      // The t-digest reads doubles (its arguments are cast to double before they reach it).
+      Seq(Case(ApproxMedian, Seq(DoubleType)),
+        Case(ApproxPercentileCont, Seq(DoubleType), constants = Seq(Literal(0.9), Literal(20))),
+        Case(ApproxPercentileContWithWeight, Seq(DoubleType, DoubleType), constants = Seq(Literal(0.3))),
+        Case(ApproxPercentileContWithWeight, Seq(DoubleType, DoubleType), constants = Seq(Literal(0.5), Literal(5))),
+        Case(ArrayAgg, Seq(LongType)), Case(ArrayAgg, Seq(DoubleType)), Case(ArrayAgg, Seq(StringType)),
+        Case(ArrayAgg, Seq(IntegerType)), Case(ArrayAgg, Seq(DecimalType(10, 2))))
 
   // Functions without a native implementation: the adapter against the Accumulator.
   private val adapterCases: Seq[Case] = Seq(Case(Sum, Seq(DecimalType(10, 2))), Case(Avg, Seq(DecimalType(30, 5))),
-    Case(Min, Seq(StringType)), Case(Max, Seq(BinaryType)), Case(ArrayAgg, Seq(LongType)), Case(Median, Seq(DoubleType)),
+    Case(Min, Seq(StringType)), Case(Max, Seq(BinaryType)), Case(Median, Seq(DoubleType)),
     Case(Median, Seq(LongType)), Case(ApproxDistinct, Seq(StringType)))
 
   test("the functions with a native grouped path offer it; the others fall back to the adapter") {
     for (c <- nativeCases) {
-      val bound = new Harness(c.function, c.types).call.bound
+      val bound = c.harness.call.bound
       assert(bound.newGroupsAccumulator.isDefined, c.label)
       assert(!bound.groupsAccumulator().isInstanceOf[AccumulatorGroups], c.label)
     }
     for (c <- adapterCases) {
-      val bound = new Harness(c.function, c.types).call.bound
+      val bound = c.harness.call.bound
       assert(bound.newGroupsAccumulator.isEmpty, c.label)
       assert(bound.groupsAccumulator().isInstanceOf[AccumulatorGroups], c.label)
     }
   }
 
   for (c <- nativeCases ++ adapterCases) {
-    val h = new Harness(c.function, c.types, failOnOverflow = c.ansi)
+    val h = c.harness
     val bound = h.call.bound
     val native: () => GroupsAccumulator = () => bound.groupsAccumulator()
     val adapter: () => GroupsAccumulator = () => new AccumulatorGroups(bound.newAccumulator)
@@ -346,6 +356,48 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     merged.mergeBatch(Columns(2, states: _*), Array(0, 0), None, 1)
     merged.mergeBatch(Columns(1, longs(-5L), longs(1L)), Array(0), None, 1)
     assert(out(merged.evaluate(EmitTo.All), LongType) == Seq(null))
+  }
+
+  test("hand-worked: array_agg keeps each group's arrival order, NULLs included, across merges and EmitTo.First") {
+    for (t <- Seq(LongType, StringType)) {
+      def v(x: Any): Any = if (x == null || t == LongType) x else UTF8String.fromString(x.toString)
+      def col(xs: Any*): Column = new ObjectColumn(xs.map(x => if (x == null) null else v(x.asInstanceOf[Int].toLong)).toArray)
+      def lists(c: Column) = out(c, ArrayType(t)).map(l => if (l == null) null else GroupsAccumulatorSuite.norm(l).asInstanceOf[Array[Any]].toSeq)
+      val acc = bound(ArrayAgg, t).groupsAccumulator()
+      acc.updateBatch(Columns(5, col(1, 2, null, 3, 4)), Array(0, 1, 0, 0, 2), mask(true, true, true, true, false), 4)
+      acc.updateBatch(Columns(2, col(5, 6)), Array(1, 0), None, 4)
+      val Array(states) = acc.state(EmitTo.First(2))
+      assert(lists(states) == Seq(Seq(v(1L), null, v(3L), v(6L)), Seq(v(2L), v(5L))), t)
+      // Old group 2 (filtered out, no elements) and 3 (never fed) are now 0 and 1.
+      acc.mergeBatch(Columns(2, states), Array(1, 0), None, 2)
+      acc.updateBatch(Columns(1, col(7)), Array(1), None, 2)
+      assert(lists(acc.evaluate(EmitTo.All)) == Seq(Seq(v(2L), v(5L)), Seq(v(1L), null, v(3L), v(6L), v(7L))), t)
+    }
+    assert(out(bound(ArrayAgg, LongType).groupsAccumulator().evaluate(EmitTo.All), ArrayType(LongType)).isEmpty)
+  }
+
+  test("the t-digest's native path merges a group's values every 8192 rows, as the Accumulator does") {
+    for ((f, types, constants) <- Seq((ApproxMedian, Seq(DoubleType), Nil),
+        (ApproxPercentileContWithWeight, Seq(DoubleType, DoubleType), Seq(Literal(0.25), Literal(10))))) {
+      val h = new Harness(f, types, constants = constants)
+      val rnd = new Random(11)
+      // 30,000 rows for group 0 (NULLs counted towards the 8192), a few for group 1, in uneven batches.
+      val rows = IndexedSeq.fill(30100)(types.map(_ => if (rnd.nextInt(20) == 0) null else rnd.nextGaussian() * 1e3: Any))
+      val keys = Array.tabulate(rows.size)(i => if (i % 300 == 7) 1 else 0)
+      val native = h.call.bound.groupsAccumulator()
+      var from = 0
+      while (from < rows.size) {
+        val until = math.min(rows.size, from + 500 + rnd.nextInt(3000))
+        val batch = Batch(types, rows.slice(from, until), keys.slice(from, until), None)
+        native.updateBatch(batch.columns(rnd), batch.keys, None, 2)
+        from = until
+      }
+      val want = (0 to 1).map(g => h.accumulate(rows.indices.filter(keys(_) == g).map(rows)))
+      val states = native.state(EmitTo.All)
+      for (g <- 0 to 1; (field, i) <- want(g).state().zipWithIndex)
+        assert(exact(norm(states(i).get(g, h.call.bound.stateSchema(i).dataType)), norm(field)), s"${f.name} group $g field $i")
+      assert(states(2).getLong(0) == rows.indices.count(i => keys(i) == 0 && rows(i).forall(_ != null)))
+    }
   }
 
   test("NullState takes each of its four loops and marks the groups that saw a kept, non-NULL value") {

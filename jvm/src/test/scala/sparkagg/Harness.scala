@@ -2,16 +2,21 @@ package sparkagg
 
 import scala.util.Random
 
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, Literal}
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
 import sparkagg.catalyst.{Call, RowValues}
 
-/** Drives one function's accumulators directly, as the Catalyst host does, without a session. */
-final class Harness(val function: FunctionDef, val types: Seq[DataType], failOnOverflow: Boolean = true) {
-  val call: Call = Call(function, function.name, types.map(Arg(_, nullable = true)), BindContext(failOnOverflow))
-  private val project = call.argumentProjection(types.zipWithIndex.map { case (t, i) => BoundReference(i, t, true) })
+/** Drives one function's accumulators directly, as the Catalyst host does, without a session. Rows hold
+ *  values of `types`; `constants` (a percentile, ...) follow them as constant arguments. */
+final class Harness(val function: FunctionDef, val types: Seq[DataType], failOnOverflow: Boolean = true,
+    constants: Seq[Literal] = Nil) {
+  val call: Call = Call(function, function.name,
+    types.map(Arg(_, nullable = true)) ++ constants.map(c => Arg(c.dataType, nullable = false, constant = Some(c.value))),
+    BindContext(failOnOverflow))
+  private val project = call.argumentProjection(
+    types.zipWithIndex.map { case (t, i) => BoundReference(i, t, true) } ++ constants)
   private val view = new RowValues
 
   def feed(acc: Accumulator, rows: Seq[Seq[Any]], retract: Boolean = false): Accumulator = {

@@ -2,85 +2,69 @@ package sparkagg.api
 
 import java.util.Arrays
 
-// Growable primitive arrays indexed by group, the storage of native GroupsAccumulators: one array per
-// state field, no object per group. `resize(totalGroups)` gives new groups the initial value; `emit`
-// removes the emitted groups and returns them, shifting the rest down (EmitTo.First(n): group n becomes
-// group 0). `array` is the backing array for tight loops; it is replaced by `resize` and `emit`, so read
-// it again after either.
+/**
+ * A growable primitive array indexed by group, the storage of native GroupsAccumulators: one per state
+ * field, no object per group. `resize(totalGroups)` gives new groups the initial value; `emit` removes
+ * the emitted groups and returns them, shifting the rest down (EmitTo.First(n): group n becomes group
+ * 0). `array` is the backing array for tight loops; it is replaced by `resize` and `emit`, so read it
+ * again after either. The subclasses only say how to make and fill their array type.
+ */
+sealed abstract class GroupVector[A <: AnyRef](bytesPerGroup: Int) {
+  protected def newArray(n: Int): A
+  protected def fill(a: A, from: Int, until: Int): Unit
 
-final class LongVector(initial: Long = 0L) {
-  private var data = new Array[Long](16)
+  private var data: A = newArray(16)
+  private var capacity = 16
   private var len = 0
 
   def length: Int = len
-  def array: Array[Long] = data
-  def apply(g: Int): Long = data(g)
+  def array: A = data
 
   def resize(totalGroups: Int): Unit = if (totalGroups > len) {
-    if (totalGroups > data.length) data = Arrays.copyOf(data, GroupVectors.grow(data.length, totalGroups))
-    Arrays.fill(data, len, totalGroups, initial)
+    if (totalGroups > capacity) {
+      capacity = GroupVectors.grow(capacity, totalGroups)
+      val grown = newArray(capacity)
+      System.arraycopy(data, 0, grown, 0, len)
+      data = grown
+    }
+    fill(data, len, totalGroups)
     len = totalGroups
   }
 
-  def emit(emit: EmitTo): Array[Long] = {
+  def emit(emit: EmitTo): A = {
     val n = emit.count(len)
-    val out = Arrays.copyOf(data, n)
-    if (n == len) data = new Array[Long](16) else System.arraycopy(data, n, data, 0, len - n)
+    val out = newArray(n)
+    System.arraycopy(data, 0, out, 0, n)
+    if (n == len) { data = newArray(16); capacity = 16 } else System.arraycopy(data, n, data, 0, len - n)
     len -= n
     out
   }
 
-  def size: Long = 16L + 8L * data.length
+  def size: Long = 16L + bytesPerGroup.toLong * capacity
 }
 
-final class DoubleVector(initial: Double = 0.0) {
-  private var data = new Array[Double](16)
-  private var len = 0
-
-  def length: Int = len
-  def array: Array[Double] = data
-  def apply(g: Int): Double = data(g)
-
-  def resize(totalGroups: Int): Unit = if (totalGroups > len) {
-    if (totalGroups > data.length) data = Arrays.copyOf(data, GroupVectors.grow(data.length, totalGroups))
-    Arrays.fill(data, len, totalGroups, initial)
-    len = totalGroups
-  }
-
-  def emit(emit: EmitTo): Array[Double] = {
-    val n = emit.count(len)
-    val out = Arrays.copyOf(data, n)
-    if (n == len) data = new Array[Double](16) else System.arraycopy(data, n, data, 0, len - n)
-    len -= n
-    out
-  }
-
-  def size: Long = 16L + 8L * data.length
+final class LongVector(initial: Long = 0L) extends GroupVector[Array[Long]](8) {
+  protected def newArray(n: Int): Array[Long] = new Array[Long](n)
+  protected def fill(a: Array[Long], from: Int, until: Int): Unit = Arrays.fill(a, from, until, initial)
+  def apply(g: Int): Long = array(g)
 }
 
-final class ByteVector(initial: Byte = 0) {
-  private var data = new Array[Byte](16)
-  private var len = 0
+final class IntVector(initial: Int = 0) extends GroupVector[Array[Int]](4) {
+  protected def newArray(n: Int): Array[Int] = new Array[Int](n)
+  protected def fill(a: Array[Int], from: Int, until: Int): Unit = Arrays.fill(a, from, until, initial)
+  def apply(g: Int): Int = array(g)
+}
 
-  def length: Int = len
-  def array: Array[Byte] = data
-  def apply(g: Int): Byte = data(g)
+final class DoubleVector(initial: Double = 0.0) extends GroupVector[Array[Double]](8) {
+  protected def newArray(n: Int): Array[Double] = new Array[Double](n)
+  protected def fill(a: Array[Double], from: Int, until: Int): Unit = Arrays.fill(a, from, until, initial)
+  def apply(g: Int): Double = array(g)
+}
 
-  def resize(totalGroups: Int): Unit = if (totalGroups > len) {
-    if (totalGroups > data.length) data = Arrays.copyOf(data, GroupVectors.grow(data.length, totalGroups))
-    Arrays.fill(data, len, totalGroups, initial)
-    len = totalGroups
-  }
-
-  def emit(emit: EmitTo): Array[Byte] = {
-    val n = emit.count(len)
-    val out = Arrays.copyOf(data, n)
-    if (n == len) data = new Array[Byte](16) else System.arraycopy(data, n, data, 0, len - n)
-    len -= n
-    out
-  }
-
-  def size: Long = 16L + data.length
+final class ByteVector(initial: Byte = 0) extends GroupVector[Array[Byte]](1) {
+  protected def newArray(n: Int): Array[Byte] = new Array[Byte](n)
+  protected def fill(a: Array[Byte], from: Int, until: Int): Unit = Arrays.fill(a, from, until, initial)
+  def apply(g: Int): Byte = array(g)
 }
 
 /** One bit per group, all new groups false; `emit` returns the emitted bits as [[Validity]] words. */

@@ -79,7 +79,8 @@ private[functions] object ApproxPercentile {
     Bound(returnType, state,
       () => if (weighted) new WeightedApproxPercentileAccumulator(fraction, size, result)
         else new ApproxPercentileAccumulator(fraction, size, result),
-      coerceTo = coerceTo)
+      coerceTo = coerceTo,
+      newGroupsAccumulator = Some(() => new TDigestGroups(fraction, size, result, weighted)))
   }
 }
 
@@ -249,4 +250,267 @@ final class WeightedApproxPercentileAccumulator(fraction: Double, maxSize: Int, 
   def state(): Array[Any] = { flush(); inner.state() }
   def evaluate(): Any = { flush(); inner.evaluate() }
   def size: Long = inner.size + 16L * means.length
+}
+
+/**
+ * The t-digest functions' GroupsAccumulator: every group's digest and not yet merged values in shared
+ * primitive arrays, no object per group. It does the row accumulators' arithmetic in their order, so
+ * results and states equal [[ApproxPercentileAccumulator]]'s (or, `weighted`, [[WeightedApproxPercentileAccumulator]]'s)
+ * to the bit: a group's kept rows gather until 8192 of them have come (NULLs counted), then its values
+ * are sorted and merged into its digest (with_weight: merged as one-value digests, in arrival order); a
+ * merge, a state or a result first does the same with what has gathered.
+ *
+ * Layout: a group's centroids sit at [start, start + length) of two arrays all groups share; a new
+ * digest takes its old place when it fits, else the end, and the arrays are compacted when half of them
+ * is dead. Gathered values form a linked list per group through one pool (head, tail, next), whose freed
+ * slots are reused.
+ */
+private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, result: Double => Any, weighted: Boolean)
+  extends GroupsAccumulator {
+  private val builder = new DigestBuilder
+
+  // Each group's digest.
+  private val sizes = new IntVector(maxSize)
+  private val sums = new DoubleVector
+  private val counts = new LongVector
+  private val maxs = new DoubleVector(Double.NaN)
+  private val mins = new DoubleVector(Double.NaN)
+  private val starts = new IntVector
+  private val lengths = new IntVector
+  private var means = new Array[Double](TDigestGroups.Initial)
+  private var weights = new Array[Double](TDigestGroups.Initial)
+  private var used = 0
+  private var live = 0
+
+  // Each group's gathered values (with_weight: and weights), and how many kept rows since its last merge.
+  private val heads = new IntVector(-1)
+  private val tails = new IntVector(-1)
+  private val rows = new IntVector
+  private var poolValues = new Array[Double](TDigestGroups.Initial)
+  private var poolWeights = if (weighted) new Array[Double](TDigestGroups.Initial) else null
+  private var poolNext = new Array[Int](TDigestGroups.Initial)
+  private var pooled = 0
+  private var free = -1
+
+  // A group's gathered values (and weights) while it is merged; a state's centroids.
+  private var gathered = new Array[Double](TDigestGroups.Initial)
+  private var gatheredWeights = new Array[Double](TDigestGroups.Initial)
+
+  private def growGathered(capacity: Int): Unit = {
+    gathered = java.util.Arrays.copyOf(gathered, capacity)
+    gatheredWeights = java.util.Arrays.copyOf(gatheredWeights, capacity)
+  }
+
+  private def resize(totalGroups: Int): Unit = {
+    Seq(sizes, starts, lengths, heads, tails, rows).foreach(_.resize(totalGroups))
+    Seq(sums, maxs, mins).foreach(_.resize(totalGroups))
+    counts.resize(totalGroups)
+  }
+
+  private def gather(g: Int, value: Double, weight: Double): Unit = {
+    val slot = if (free >= 0) { val s = free; free = poolNext(s); s } else {
+      if (pooled == poolNext.length) {
+        val grown = 2 * pooled
+        poolValues = java.util.Arrays.copyOf(poolValues, grown)
+        if (weighted) poolWeights = java.util.Arrays.copyOf(poolWeights, grown)
+        poolNext = java.util.Arrays.copyOf(poolNext, grown)
+      }
+      pooled += 1
+      pooled - 1
+    }
+    poolValues(slot) = value
+    if (weighted) poolWeights(slot) = weight
+    poolNext(slot) = -1
+    val tail = tails.array(g)
+    if (tail < 0) heads.array(g) = slot else poolNext(tail) = slot
+    tails.array(g) = slot
+  }
+
+  /** Merges group g's gathered values into its digest, as the row accumulator's flush. */
+  private def flush(g: Int): Unit = if (rows.array(g) > 0) {
+    rows.array(g) = 0
+    val head = heads.array(g)
+    if (head >= 0) {
+      var m = 0
+      var slot = head
+      while (slot >= 0) {
+        if (m == gathered.length) growGathered(2 * m)
+        gathered(m) = poolValues(slot)
+        if (weighted) gatheredWeights(m) = poolWeights(slot)
+        m += 1
+        slot = poolNext(slot)
+      }
+      poolNext(tails.array(g)) = free
+      free = head
+      heads.array(g) = -1
+      tails.array(g) = -1
+      val (start, length) = (starts.array(g), lengths.array(g))
+      if (weighted) {
+        builder.startInputs()
+        var i = 0
+        while (i < m) { builder.inputRun(1, gathered(i), gathered(i), gathered, gatheredWeights, i, 1); i += 1 }
+        builder.inputRun(counts.array(g), mins.array(g), maxs.array(g), means, weights, start, length)
+        builder.mergeInputs(maxSize)
+      } else {
+        java.util.Arrays.sort(gathered, 0, m)
+        builder.mergeSorted(sizes.array(g), means, weights, start, length, counts.array(g), mins.array(g),
+          maxs.array(g), gathered, m)
+      }
+      store(g)
+    }
+  }
+
+  /** The builder's digest becomes group g's. */
+  private def store(g: Int): Unit = {
+    val n = builder.centroids
+    val old = lengths.array(g)
+    if (n > old) {
+      if (used + n > means.length) makeRoom(n)
+      starts.array(g) = used
+      used += n
+    }
+    System.arraycopy(builder.means, 0, means, starts.array(g), n)
+    System.arraycopy(builder.weights, 0, weights, starts.array(g), n)
+    live += n - old
+    lengths.array(g) = n
+    sizes.array(g) = builder.maxSize
+    sums.array(g) = builder.sum
+    counts.array(g) = builder.count
+    maxs.array(g) = builder.max
+    mins.array(g) = builder.min
+  }
+
+  /** Room for `n` more centroids at the end: the live ones moved to the front of arrays at least twice their size. */
+  private def makeRoom(n: Int): Unit = {
+    val capacity = math.max(means.length, 2 * (live + n))
+    val (m, w) = (new Array[Double](capacity), new Array[Double](capacity))
+    var at = 0
+    var g = 0
+    while (g < starts.length) {
+      val length = lengths.array(g)
+      System.arraycopy(means, starts.array(g), m, at, length)
+      System.arraycopy(weights, starts.array(g), w, at, length)
+      starts.array(g) = at
+      at += length
+      g += 1
+    }
+    means = m
+    weights = w
+    used = at
+  }
+
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val value = values.column(0)
+    val weight = if (weighted) values.column(1) else null
+    val f = filter.orNull
+    var i = 0
+    while (i < values.numRows) {
+      if (GroupsAccumulator.keep(f, i)) {
+        val g = groupIndices(i)
+        if (!value.isNullAt(i) && (weight == null || !weight.isNullAt(i)))
+          gather(g, value.getDouble(i), if (weight == null) 0.0 else weight.getDouble(i))
+        rows.array(g) += 1
+        if (rows.array(g) == ApproxPercentileAccumulator.BatchSize) flush(g)
+      }
+      i += 1
+    }
+  }
+
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val Seq(size, _, count, max, min, centroids) = (0 until 6).map(states.column)
+    val f = filter.orNull
+    var i = 0
+    while (i < states.numRows) {
+      if (GroupsAccumulator.keep(f, i)) {
+        val g = groupIndices(i)
+        flush(g)
+        val list = centroids.getList(i)
+        val flat = list.numElements
+        if (flat > gathered.length) growGathered(math.max(flat, 2 * gathered.length))
+        var j = 0
+        while (j < flat) { gathered(j) = list.getDouble(j); j += 1 }
+        // The state's digest first, then the group's (DataFusion's order); non-finite bounds read as infinite.
+        val (hi, lo) = (max.getDouble(i), min.getDouble(i))
+        builder.startInputs()
+        builder.inputRun(count.getLong(i), if (java.lang.Double.isFinite(lo)) lo else Double.NegativeInfinity,
+          if (java.lang.Double.isFinite(hi)) hi else Double.PositiveInfinity, gathered, null, 0, flat / 2)
+        builder.inputRun(counts.array(g), mins.array(g), maxs.array(g), means, weights, starts.array(g), lengths.array(g))
+        builder.mergeInputs(size.getLong(i).toInt)
+        store(g)
+      }
+      i += 1
+    }
+  }
+
+  /** Flushes the emitted groups, reads them with `read(g)`, then drops them. */
+  private def emitted(emit: EmitTo)(read: Int => Unit): Unit = {
+    var g = 0
+    while (g < emit.count(starts.length)) { flush(g); read(g); g += 1 }
+  }
+
+  private def drop(emit: EmitTo): Unit = {
+    val n = emit.count(starts.length)
+    var g = 0
+    while (g < n) { live -= lengths.array(g); g += 1 }
+    Seq(sizes, starts, lengths, heads, tails, rows).foreach(_.emit(emit))
+    Seq(sums, maxs, mins).foreach(_.emit(emit))
+    counts.emit(emit)
+    if (starts.length == 0) {
+      means = new Array[Double](TDigestGroups.Initial)
+      weights = new Array[Double](TDigestGroups.Initial)
+      used = 0
+      poolValues = new Array[Double](TDigestGroups.Initial)
+      if (weighted) poolWeights = new Array[Double](TDigestGroups.Initial)
+      poolNext = new Array[Int](TDigestGroups.Initial)
+      pooled = 0
+      free = -1
+    }
+  }
+
+  def evaluate(emit: EmitTo): Column = {
+    val out = new Array[Any](emit.count(starts.length))
+    emitted(emit) { g =>
+      if (counts.array(g) > 0) out(g) = result(TDigest.quantile(means, weights, starts.array(g), lengths.array(g),
+        counts.array(g), mins.array(g), maxs.array(g), fraction))
+    }
+    drop(emit)
+    new ObjectColumn(out)
+  }
+
+  def state(emit: EmitTo): Array[Column] = {
+    val n = emit.count(starts.length)
+    val centroids = new Array[Any](n)
+    emitted(emit) { g =>
+      val (start, length) = (starts.array(g), lengths.array(g))
+      val flat = new Array[Double](2 * length)
+      var i = 0
+      while (i < length) { flat(2 * i) = means(start + i); flat(2 * i + 1) = weights(start + i); i += 1 }
+      centroids(g) = flat
+    }
+    val columns = Array[Column](new LongColumn(sizes.array.take(n).map(_.toLong), null, n),
+      new DoubleColumn(sums.array.take(n), null, n), new LongColumn(counts.array.take(n), null, n),
+      new DoubleColumn(maxs.array.take(n), null, n), new DoubleColumn(mins.array.take(n), null, n),
+      new ObjectColumn(centroids))
+    drop(emit)
+    columns
+  }
+
+  /** Each kept row's one-value digest (a NULL or filtered row: an empty digest). */
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
+    val perRow = new AccumulatorGroups(() =>
+      if (weighted) new WeightedApproxPercentileAccumulator(fraction, maxSize, result)
+      else new ApproxPercentileAccumulator(fraction, maxSize, result))
+    perRow.convertToState(values, filter)
+  }
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long = Seq(sizes, starts, lengths, heads, tails, rows).map(_.size).sum +
+    Seq(sums, maxs, mins).map(_.size).sum + counts.size + 16L * means.length +
+    (if (weighted) 20L else 12L) * poolNext.length + 16L * gathered.length
+}
+
+private object TDigestGroups {
+  val Initial = 256
 }

@@ -34,7 +34,8 @@ object ArrayAgg extends FunctionDef {
     args.filter(_.sortKey.isEmpty).map(_.dataType) match {
       case Seq(t) =>
         val list = ArrayType(t, containsNull = true)
-        if (keys.isEmpty) Right(Bound(list, StructType(Seq(StructField(name, list))), () => new ArrayAggAccumulator(t)))
+        if (keys.isEmpty) Right(Bound(list, StructType(Seq(StructField(name, list))), () => new ArrayAggAccumulator(t),
+          newGroupsAccumulator = Some(() => new ArrayAggGroups(t))))
         else Right(Bound(list, OrderedValues.stateSchema(name, t, keys), () => new OrderedArrayAggAccumulator(t, keys)))
       case _ => Left("expects exactly one argument")
     }
@@ -81,4 +82,217 @@ final class ArrayAggAccumulator(elementType: DataType) extends Accumulator {
   def state(): Array[Any] = Array(values.toArray[Any])
   def evaluate(): Any = if (values.isEmpty) null else values.toArray[Any]
   def size: Long = 48 + 8L * values.length + bytes
+}
+
+/**
+ * array_agg's GroupsAccumulator (without WITHIN GROUP): every kept element goes to one pool shared by
+ * all groups, tagged with its group, in arrival order; emitting orders the pool by group with a stable
+ * counting sort, so each group's list keeps its arrival order, as [[ArrayAggAccumulator]]'s does. No
+ * object per group; bigint and double elements are kept unboxed, and a group's list of them without
+ * NULLs comes out as a primitive array.
+ */
+private[functions] final class ArrayAggGroups(elementType: DataType) extends GroupsAccumulator {
+  private val perGroup = new IntVector
+  private var owner = new Array[Int](ArrayAggGroups.Initial)
+  private var present = new Array[Long](Validity.words(ArrayAggGroups.Initial))
+  private val elements = ElementPool(elementType)
+  private var pooled = 0
+
+  /** A pool slot for the next element of group g. */
+  private def slotFor(g: Int): Int = {
+    if (pooled == owner.length) {
+      owner = java.util.Arrays.copyOf(owner, 2 * pooled)
+      present = java.util.Arrays.copyOf(present, Validity.words(2 * pooled))
+      elements.grow(2 * pooled)
+    }
+    owner(pooled) = g
+    perGroup.array(g) += 1
+    pooled += 1
+    pooled - 1
+  }
+
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    perGroup.resize(totalGroups)
+    val column = values.column(0)
+    val f = filter.orNull
+    var i = 0
+    while (i < values.numRows) {
+      if (GroupsAccumulator.keep(f, i)) {
+        val slot = slotFor(groupIndices(i))
+        if (!column.isNullAt(i)) { Validity.set(present, slot); elements.put(slot, column, i) }
+      }
+      i += 1
+    }
+  }
+
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    perGroup.resize(totalGroups)
+    val column = states.column(0)
+    val f = filter.orNull
+    var i = 0
+    while (i < states.numRows) {
+      if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
+        val list = column.getList(i)
+        var j = 0
+        while (j < list.numElements) {
+          val slot = slotFor(groupIndices(i))
+          if (!list.isNullAt(j)) { Validity.set(present, slot); elements.putElement(slot, list, j) }
+          j += 1
+        }
+      }
+      i += 1
+    }
+  }
+
+  /** The emitted groups' lists (an empty group's as `empty`), the rest of the pool kept and renumbered. */
+  private def take(emit: EmitTo, empty: Any): Array[Any] = {
+    val counts = perGroup.emit(emit)
+    val n = counts.length
+    val offsets = new Array[Int](n + 1)
+    var g = 0
+    while (g < n) { offsets(g + 1) = offsets(g) + counts(g); g += 1 }
+    val order = new Array[Int](offsets(n))
+    val cursor = java.util.Arrays.copyOf(offsets, n)
+    var slot = 0
+    while (slot < pooled) {
+      val o = owner(slot)
+      if (o < n) { order(cursor(o)) = slot; cursor(o) += 1 }
+      slot += 1
+    }
+    val lists = Array.tabulate[Any](n)(g =>
+      if (counts(g) == 0) empty else elements.list(order, offsets(g), offsets(g + 1), present))
+    if (perGroup.length == 0) clear() else keepFrom(n)
+    lists
+  }
+
+  /** Drops the elements of groups below n (emitted), moving the others down and renumbering their groups. */
+  private def keepFrom(n: Int): Unit = {
+    var kept = 0
+    var slot = 0
+    while (slot < pooled) {
+      if (owner(slot) >= n) {
+        owner(kept) = owner(slot) - n
+        if (Validity.isValid(present, slot)) Validity.set(present, kept)
+        else present(kept >> 6) &= ~(1L << kept)
+        elements.move(slot, kept)
+        kept += 1
+      }
+      slot += 1
+    }
+    java.util.Arrays.fill(present, Validity.words(kept), present.length, 0L)
+    if (kept % 64 != 0) present(kept >> 6) &= ~(-1L << kept)
+    elements.clear(kept, pooled)
+    pooled = kept
+  }
+
+  private def clear(): Unit = {
+    owner = new Array[Int](ArrayAggGroups.Initial)
+    present = new Array[Long](Validity.words(ArrayAggGroups.Initial))
+    elements.reset(ArrayAggGroups.Initial)
+    pooled = 0
+  }
+
+  def evaluate(emit: EmitTo): Column = new ObjectColumn(take(emit, null))
+  def state(emit: EmitTo): Array[Column] = Array(new ObjectColumn(take(emit, Array.empty[Any])))
+
+  /** Each row's own list: its value (NULL included), or empty when filtered out. */
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
+    val column = values.column(0)
+    val f = filter.orNull
+    Array(new ObjectColumn(Array.tabulate[Any](values.numRows)(i =>
+      if (GroupsAccumulator.keep(f, i)) Array[Any](column.copy(i, elementType)) else Array.empty[Any])))
+  }
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long = perGroup.size + 4L * owner.length + 8L * present.length + elements.size
+}
+
+private object ArrayAggGroups {
+  val Initial = 1024
+}
+
+/**
+ * The elements of [[ArrayAggGroups]]' pool, slot by slot, in the layout their type allows: bigint and
+ * double in primitive arrays, anything else as copied values. A slot's NULL is the accumulator's to
+ * track; here a NULL slot is simply never written.
+ */
+private sealed abstract class ElementPool {
+  def grow(capacity: Int): Unit
+  def reset(capacity: Int): Unit
+  def put(slot: Int, column: Column, row: Int): Unit
+  def putElement(slot: Int, list: ListValues, j: Int): Unit
+  def move(from: Int, to: Int): Unit
+  /** Forgets the slots [from, until). */
+  def clear(from: Int, until: Int): Unit
+  /** The list of the slots `order(from until until)`. */
+  def list(order: Array[Int], from: Int, until: Int, present: Array[Long]): Any
+  def size: Long
+
+  protected final def allPresent(order: Array[Int], from: Int, until: Int, present: Array[Long]): Boolean = {
+    var i = from
+    while (i < until && Validity.isValid(present, order(i))) i += 1
+    i == until
+  }
+}
+
+private object ElementPool {
+  def apply(elementType: DataType): ElementPool = elementType match {
+    case LongType => new PrimitivePool(doubles = false)
+    case DoubleType => new PrimitivePool(doubles = true)
+    case other => new ValuePool(other)
+  }
+}
+
+/** bigint or double (`doubles`) elements in one long array, doubles by their bits: no boxing. */
+private final class PrimitivePool(doubles: Boolean) extends ElementPool {
+  private var values = new Array[Long](ArrayAggGroups.Initial)
+  def grow(capacity: Int): Unit = values = java.util.Arrays.copyOf(values, capacity)
+  def reset(capacity: Int): Unit = values = new Array[Long](capacity)
+  def put(slot: Int, column: Column, row: Int): Unit =
+    values(slot) = if (doubles) java.lang.Double.doubleToRawLongBits(column.getDouble(row)) else column.getLong(row)
+  def putElement(slot: Int, list: ListValues, j: Int): Unit =
+    values(slot) = if (doubles) java.lang.Double.doubleToRawLongBits(list.getDouble(j)) else list.getLong(j)
+  def move(from: Int, to: Int): Unit = values(to) = values(from)
+  def clear(from: Int, until: Int): Unit = ()
+  private def double(slot: Int): Double = java.lang.Double.longBitsToDouble(values(slot))
+  def list(order: Array[Int], from: Int, until: Int, present: Array[Long]): Any = {
+    val n = until - from
+    if (!allPresent(order, from, until, present))
+      Array.tabulate[Any](n) { i =>
+        val slot = order(from + i)
+        if (!Validity.isValid(present, slot)) null else if (doubles) double(slot) else values(slot)
+      }
+    else if (doubles) Array.tabulate(n)(i => double(order(from + i)))
+    else Array.tabulate(n)(i => values(order(from + i)))
+  }
+  def size: Long = 8L * values.length
+}
+
+/** Values of any other type, copied out of their batch; `bytes` estimates what they hold. */
+private final class ValuePool(elementType: DataType) extends ElementPool {
+  private var values = new Array[AnyRef](ArrayAggGroups.Initial)
+  private var bytes = 0L
+  private def held(v: AnyRef): Long = v match {
+    case s: UTF8String => 16 + s.numBytes
+    case b: Array[Byte] => 16 + b.length
+    case _ => 16
+  }
+  def grow(capacity: Int): Unit = values = java.util.Arrays.copyOf(values, capacity)
+  def reset(capacity: Int): Unit = { values = new Array[AnyRef](capacity); bytes = 0L }
+  private def keep(slot: Int, v: AnyRef): Unit = { values(slot) = v; bytes += held(v) }
+  def put(slot: Int, column: Column, row: Int): Unit = keep(slot, column.copy(row, elementType))
+  def putElement(slot: Int, list: ListValues, j: Int): Unit = keep(slot, list.copy(j, elementType))
+  def move(from: Int, to: Int): Unit = if (from != to) {
+    // `to` holds an emitted element, or nothing: its value is dropped.
+    if (values(to) != null) bytes -= held(values(to))
+    values(to) = values(from)
+    values(from) = null
+  }
+  def clear(from: Int, until: Int): Unit = {
+    var slot = from
+    while (slot < until) { if (values(slot) != null) bytes -= held(values(slot)); values(slot) = null; slot += 1 }
+  }
+  def list(order: Array[Int], from: Int, until: Int, present: Array[Long]): Any =
+    Array.tabulate[Any](until - from)(i => values(order(from + i)))
+  def size: Long = 8L * values.length + bytes
 }

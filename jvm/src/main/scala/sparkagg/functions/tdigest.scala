@@ -23,63 +23,13 @@ private[functions] final class TDigest(
   def mergeSorted(sorted: Array[Double], length: Int): TDigest =
     if (length == 0) this
     else {
-      val total = count + length
-      val (lo, hi) = if (count > 0) (TDigest.rustMin(min, sorted(0)), TDigest.rustMax(max, sorted(length - 1)))
-        else (sorted(0), sorted(length - 1))
-      val out = new TDigest.Compressor(maxSize, total, kLimitStart = 2)
-      var (c, v) = (0, 0)
-      // The next input in mean order: a centroid when its mean is strictly less, else a raw value.
-      def takeCentroid = c < means.length && (v >= length || means(c) < sorted(v))
-      if (takeCentroid) { out.start(means(c), weights(c)); c += 1 } else { out.start(sorted(v), 1.0); v += 1 }
-      while (c < means.length || v < length) {
-        if (takeCentroid) { out.next(means(c), weights(c)); c += 1 } else { out.next(sorted(v), 1.0); v += 1 }
-      }
-      out.finish(total, hi, lo)
+      val b = new DigestBuilder
+      b.mergeSorted(maxSize, means, weights, 0, centroids, count, min, max, sorted, length)
+      b.result()
     }
 
   /** The estimate of the q-quantile; 0.0 with no centroids (callers check [[count]] first). */
-  def quantile(q: Double): Double = {
-    val n = means.length
-    if (n == 0) return 0.0
-    val rank = q * count
-    var pos = 0
-    var t = 0.0
-    if (q > 0.5) {
-      if (q >= 1.0) return max
-      t = count.toDouble
-      var k = n - 1
-      var found = false
-      while (!found && k >= 0) {
-        t -= weights(k)
-        if (rank >= t) { pos = k; found = true }
-        k -= 1
-      }
-    } else {
-      if (q <= 0.0) return min
-      pos = n - 1
-      var k = 0
-      var found = false
-      while (!found && k < n) {
-        if (rank < t + weights(k)) { pos = k; found = true } else { t += weights(k); k += 1 }
-      }
-    }
-    var delta = 0.0
-    var lo = min
-    var hi = max
-    if (n > 1) {
-      if (pos == 0) { delta = means(1) - means(0); hi = means(1) }
-      else if (pos == n - 1) { delta = means(pos) - means(pos - 1); lo = means(pos - 1) }
-      else { delta = (means(pos + 1) - means(pos - 1)) / 2.0; lo = means(pos - 1); hi = means(pos + 1) }
-    }
-    val value = means(pos) + ((rank - t) / weights(pos) - 0.5) * delta
-    // A digest merged from states alone keeps min = +inf / max = -inf when they saw only NaN.
-    if (!java.lang.Double.isFinite(lo) && TDigest.signPositive(lo)) lo = Double.NegativeInfinity
-    if (!java.lang.Double.isFinite(hi) && !TDigest.signPositive(hi)) hi = Double.PositiveInfinity
-    if (lo.isNaN || hi.isNaN) value
-    else if (value < lo) lo
-    else if (value > hi) hi
-    else value
-  }
+  def quantile(q: Double): Double = TDigest.quantile(means, weights, 0, centroids, count, min, max, q)
 
   /** The centroids as DataFusion's state lists them: mean, weight, mean, weight, ... */
   def flatCentroids: Array[Any] = {
@@ -109,9 +59,53 @@ private[functions] object TDigest {
   def rustMax(a: Double, b: Double): Double = if (a.isNaN) b else if (b.isNaN) a else math.max(a, b)
   private def signPositive(x: Double): Boolean = java.lang.Double.doubleToRawLongBits(x) >= 0
 
-  private def kToQ(k: Long, d: Int): Double = {
-    val kd = k.toDouble / d.toDouble
-    if (kd >= 0.5) { val base = 1.0 - kd; 1.0 - 2.0 * base * base } else 2.0 * kd * kd
+  /**
+   * The estimate of the q-quantile of the digest whose centroids are `means` / `weights` at
+   * [from, from + n): the rank's centroid found from the nearer end, interpolated towards its
+   * neighbours, clamped to [min, max]. 0.0 with no centroids.
+   */
+  def quantile(means: Array[Double], weights: Array[Double], from: Int, n: Int, count: Long, min: Double,
+      max: Double, q: Double): Double = {
+    if (n == 0) return 0.0
+    val rank = q * count
+    var pos = 0
+    var t = 0.0
+    if (q > 0.5) {
+      if (q >= 1.0) return max
+      t = count.toDouble
+      var k = n - 1
+      var found = false
+      while (!found && k >= 0) {
+        t -= weights(from + k)
+        if (rank >= t) { pos = k; found = true }
+        k -= 1
+      }
+    } else {
+      if (q <= 0.0) return min
+      pos = n - 1
+      var k = 0
+      var found = false
+      while (!found && k < n) {
+        if (rank < t + weights(from + k)) { pos = k; found = true } else { t += weights(from + k); k += 1 }
+      }
+    }
+    def mean(i: Int) = means(from + i)
+    var delta = 0.0
+    var lo = min
+    var hi = max
+    if (n > 1) {
+      if (pos == 0) { delta = mean(1) - mean(0); hi = mean(1) }
+      else if (pos == n - 1) { delta = mean(pos) - mean(pos - 1); lo = mean(pos - 1) }
+      else { delta = (mean(pos + 1) - mean(pos - 1)) / 2.0; lo = mean(pos - 1); hi = mean(pos + 1) }
+    }
+    val value = mean(pos) + ((rank - t) / weights(from + pos) - 0.5) * delta
+    // A digest merged from states alone keeps min = +inf / max = -inf when they saw only NaN.
+    if (!java.lang.Double.isFinite(lo) && signPositive(lo)) lo = Double.NegativeInfinity
+    if (!java.lang.Double.isFinite(hi) && !signPositive(hi)) hi = Double.PositiveInfinity
+    if (lo.isNaN || hi.isNaN) value
+    else if (value < lo) lo
+    else if (value > hi) hi
+    else value
   }
 
   /**
@@ -119,27 +113,11 @@ private[functions] object TDigest {
    * in one pass. The digests' order matters for ties, as in DataFusion.
    */
   def merge(digests: Seq[TDigest]): TDigest = {
-    val total = digests.map(_.centroids).sum
-    if (total == 0) return empty(DefaultMaxSize)
-    val means = new Array[Double](total)
-    val weights = new Array[Double](total)
-    val starts = new Array[Int](digests.size)
-    var count = 0L
-    var lo = Double.PositiveInfinity
-    var hi = Double.NegativeInfinity
-    var at = 0
-    for ((d, i) <- digests.zipWithIndex) {
-      starts(i) = at
-      if (d.count > 0) {
-        lo = rustMin(lo, d.min)
-        hi = rustMax(hi, d.max)
-        count += d.count
-        System.arraycopy(d.means, 0, means, at, d.centroids)
-        System.arraycopy(d.weights, 0, weights, at, d.centroids)
-        at += d.centroids
-      }
-    }
-    compress(digests.head.maxSize, means, weights, starts, count, lo, hi)
+    val b = new DigestBuilder
+    b.startInputs()
+    for (d <- digests) b.inputRun(d.count, d.min, d.max, d.means, d.weights, 0, d.centroids)
+    b.mergeInputs(digests.head.maxSize)
+    b.result()
   }
 
   /**
@@ -147,130 +125,237 @@ private[functions] object TDigest {
    * the mean: with_weight's rows) followed by `last`, without making a digest per value.
    */
   def mergeSingles(maxSize: Int, means: Array[Double], weights: Array[Double], length: Int, last: TDigest): TDigest = {
-    val total = length + last.centroids
-    if (total == 0) return empty(DefaultMaxSize)
-    val m = java.util.Arrays.copyOf(means, total)
-    val w = java.util.Arrays.copyOf(weights, total)
-    System.arraycopy(last.means, 0, m, length, last.centroids)
-    System.arraycopy(last.weights, 0, w, length, last.centroids)
-    var lo = Double.PositiveInfinity
-    var hi = Double.NegativeInfinity
+    val b = new DigestBuilder
+    b.startInputs()
     var i = 0
-    while (i < length) { lo = rustMin(lo, means(i)); hi = rustMax(hi, means(i)); i += 1 }
-    var count = length.toLong
-    if (last.count > 0) { lo = rustMin(lo, last.min); hi = rustMax(hi, last.max); count += last.count }
-    compress(if (length > 0) maxSize else last.maxSize, m, w, Array.tabulate(length + 1)(identity), count, lo, hi)
+    while (i < length) { b.inputRun(1, means(i), means(i), means, weights, i, 1); i += 1 }
+    b.inputRun(last.count, last.min, last.max, last.means, last.weights, 0, last.centroids)
+    b.mergeInputs(if (length > 0) maxSize else last.maxSize)
+    b.result()
+  }
+}
+
+/**
+ * The t-digest's arithmetic on primitive arrays, reusable so that building a digest allocates nothing
+ * once its arrays have grown: [[mergeSorted]] (a digest plus a sorted batch of values) and the merge of
+ * digests ([[startInputs]], [[inputRun]] per digest, [[mergeInputs]]) leave the new digest in
+ * [[maxSize]], [[means]] / [[weights]] (0 until [[centroids]]), [[sum]], [[count]], [[max]], [[min]],
+ * valid until the next build. [[TDigest]] wraps one result; a grouped accumulator copies it into its
+ * own arrays.
+ */
+private[functions] final class DigestBuilder {
+  var maxSize: Int = TDigest.DefaultMaxSize
+  var means = new Array[Double](128)
+  var weights = new Array[Double](128)
+  var centroids = 0
+  var sum = 0.0
+  var count = 0L
+  var max = Double.NaN
+  var min = Double.NaN
+
+  def result(): TDigest = new TDigest(maxSize, java.util.Arrays.copyOf(means, centroids),
+    java.util.Arrays.copyOf(weights, centroids), sum, count, max, min)
+
+  /**
+   * The digest (`maxSize`, centroids at [from, from + n) of `dMeans` / `dWeights`, `dCount`, `dMin`,
+   * `dMax`) with `sorted(0 until length)` (ascending, total order, length > 0) added as one batch:
+   * centroids and values taken in mean order, a centroid first when its mean is strictly less.
+   */
+  def mergeSorted(maxSize: Int, dMeans: Array[Double], dWeights: Array[Double], from: Int, n: Int, dCount: Long,
+      dMin: Double, dMax: Double, sorted: Array[Double], length: Int): Unit = {
+    val total = dCount + length
+    val lo = if (dCount > 0) TDigest.rustMin(dMin, sorted(0)) else sorted(0)
+    val hi = if (dCount > 0) TDigest.rustMax(dMax, sorted(length - 1)) else sorted(length - 1)
+    begin(maxSize, total, kLimitStart = 2)
+    val end = from + n
+    var c = from
+    var v = 0
+    def takeCentroid = c < end && (v >= length || dMeans(c) < sorted(v))
+    if (takeCentroid) { start(dMeans(c), dWeights(c)); c += 1 } else { start(sorted(v), 1.0); v += 1 }
+    while (c < end || v < length) {
+      if (takeCentroid) { next(dMeans(c), dWeights(c)); c += 1 } else { next(sorted(v), 1.0); v += 1 }
+    }
+    finish(total, hi, lo)
   }
 
-  /** The centroids of merged digests (each digest's run sorted, runs from `starts`): merge-sorted in
-   *  pairwise rounds, then one compression pass. */
-  private def compress(maxSize: Int, means: Array[Double], weights: Array[Double], starts: Array[Int],
-      count: Long, lo: Double, hi: Double): TDigest = {
-    val total = means.length
+  // The merge's input: every digest's centroids as one sorted run, in digest order.
+  private var inMeans = new Array[Double](128)
+  private var inWeights = new Array[Double](128)
+  private var inLength = 0
+  private var starts = new Array[Int](8)
+  private var runs = 0
+  private var inCount = 0L
+  private var inLo = 0.0
+  private var inHi = 0.0
+
+  def startInputs(): Unit = {
+    inLength = 0
+    runs = 0
+    inCount = 0L
+    inLo = Double.PositiveInfinity
+    inHi = Double.NegativeInfinity
+  }
+
+  /** Adds the next digest to merge, its centroids at [from, from + n) of `dMeans` / `dWeights`
+   *  (interleaved mean, weight pairs from `from` when `dWeights` is null, as a state lists them). A
+   *  digest whose count is 0 adds nothing, as in DataFusion. */
+  def inputRun(dCount: Long, dMin: Double, dMax: Double, dMeans: Array[Double], dWeights: Array[Double], from: Int,
+      n: Int): Unit = {
+    if (runs == starts.length) starts = java.util.Arrays.copyOf(starts, 2 * runs)
+    starts(runs) = inLength
+    runs += 1
+    if (dCount > 0) {
+      inLo = TDigest.rustMin(inLo, dMin)
+      inHi = TDigest.rustMax(inHi, dMax)
+      inCount += dCount
+      if (inLength + n > inMeans.length) {
+        val grown = math.max(2 * inMeans.length, inLength + n)
+        inMeans = java.util.Arrays.copyOf(inMeans, grown)
+        inWeights = java.util.Arrays.copyOf(inWeights, grown)
+      }
+      if (dWeights != null) {
+        System.arraycopy(dMeans, from, inMeans, inLength, n)
+        System.arraycopy(dWeights, from, inWeights, inLength, n)
+      } else {
+        var i = 0
+        while (i < n) { inMeans(inLength + i) = dMeans(from + 2 * i); inWeights(inLength + i) = dMeans(from + 2 * i + 1); i += 1 }
+      }
+      inLength += n
+    }
+  }
+
+  /** Merges the inputs' runs stably in pairwise rounds, then compresses them in one pass; with no
+   *  centroids at all the result is an empty digest of the default size, as in DataFusion. */
+  def mergeInputs(maxSize: Int): Unit = {
+    if (inLength == 0) {
+      this.maxSize = TDigest.DefaultMaxSize
+      centroids = 0
+      sum = 0.0
+      count = 0L
+      max = Double.NaN
+      min = Double.NaN
+      return
+    }
     var perBlock = 1
-    while (perBlock < starts.length) {
+    while (perBlock < runs) {
       var i = 0
-      while (i < starts.length) {
-        if (i + perBlock < starts.length) {
-          val last = if (i + 2 * perBlock < starts.length) starts(i + 2 * perBlock) else total
-          mergeRuns(means, weights, starts(i), starts(i + perBlock), last)
+      while (i < runs) {
+        if (i + perBlock < runs) {
+          val last = if (i + 2 * perBlock < runs) starts(i + 2 * perBlock) else inLength
+          mergeRuns(starts(i), starts(i + perBlock), last)
         }
         i += 2 * perBlock
       }
       perBlock *= 2
     }
-    val out = new Compressor(maxSize, count, kLimitStart = 1)
-    out.start(means(0), weights(0))
+    begin(maxSize, inCount, kLimitStart = 1)
+    start(inMeans(0), inWeights(0))
     var i = 1
-    while (i < total) { out.next(means(i), weights(i)); i += 1 }
-    out.finish(count, hi, lo)
+    while (i < inLength) { next(inMeans(i), inWeights(i)); i += 1 }
+    finish(inCount, inHi, inLo)
   }
 
-  /** Stable merge of the sorted runs [first, middle) and [middle, last). */
-  private def mergeRuns(means: Array[Double], weights: Array[Double], first: Int, middle: Int, last: Int): Unit = {
-    val m = new Array[Double](last - first)
-    val w = new Array[Double](last - first)
+  private var tmpMeans = new Array[Double](128)
+  private var tmpWeights = new Array[Double](128)
+
+  /** Stable merge of the sorted input runs [first, middle) and [middle, last). */
+  private def mergeRuns(first: Int, middle: Int, last: Int): Unit = {
+    if (last - first > tmpMeans.length) {
+      tmpMeans = new Array[Double](math.max(2 * tmpMeans.length, last - first))
+      tmpWeights = new Array[Double](tmpMeans.length)
+    }
     var (i, j, k) = (first, middle, 0)
     while (i < middle && j < last) {
-      if (java.lang.Double.compare(means(j), means(i)) < 0) { m(k) = means(j); w(k) = weights(j); j += 1 }
-      else { m(k) = means(i); w(k) = weights(i); i += 1 }
+      if (java.lang.Double.compare(inMeans(j), inMeans(i)) < 0) { tmpMeans(k) = inMeans(j); tmpWeights(k) = inWeights(j); j += 1 }
+      else { tmpMeans(k) = inMeans(i); tmpWeights(k) = inWeights(i); i += 1 }
       k += 1
     }
-    while (i < middle) { m(k) = means(i); w(k) = weights(i); i += 1; k += 1 }
-    while (j < last) { m(k) = means(j); w(k) = weights(j); j += 1; k += 1 }
-    System.arraycopy(m, 0, means, first, k)
-    System.arraycopy(w, 0, weights, first, k)
+    while (i < middle) { tmpMeans(k) = inMeans(i); tmpWeights(k) = inWeights(i); i += 1; k += 1 }
+    while (j < last) { tmpMeans(k) = inMeans(j); tmpWeights(k) = inWeights(j); j += 1; k += 1 }
+    System.arraycopy(tmpMeans, 0, inMeans, first, k)
+    System.arraycopy(tmpWeights, 0, inWeights, first, k)
   }
 
-  /**
-   * The compression pass both merges share: inputs arrive in mean order; each joins the current
-   * centroid while the weight so far stays within the next k-limit's share of `total`, else the
-   * current centroid is closed. `kLimitStart` is where the k-limit counter stands after the first limit
-   * (DataFusion's two merges differ there).
-   */
-  private final class Compressor(maxSize: Int, total: Long, kLimitStart: Int) {
-    // Primitive arrays grown by doubling: the centroids are not boxed.
-    private var means = new Array[Double](maxSize + 1)
-    private var weights = new Array[Double](maxSize + 1)
-    private var n = 0
-    private var kLimit = kLimitStart.toLong
-    private var qLimitTimesCount = kToQ(1, maxSize) * total.toDouble
-    private var currMean = 0.0
-    private var currWeight = 0.0
-    private var weightSoFar = 0.0
-    private var sumsToMerge = 0.0
-    private var weightsToMerge = 0.0
-    private var sum = 0.0
+  // The compression pass both merges share: inputs arrive in mean order; each joins the current
+  // centroid while the weight so far stays within the next k-limit's share of `total`, else the
+  // current centroid is closed. `kLimitStart` is where the k-limit counter stands after the first limit
+  // (DataFusion's two merges differ there).
+  private var total = 0L
+  private var kLimit = 0L
+  private var qLimitTimesCount = 0.0
+  private var currMean = 0.0
+  private var currWeight = 0.0
+  private var weightSoFar = 0.0
+  private var sumsToMerge = 0.0
+  private var weightsToMerge = 0.0
 
-    def start(mean: Double, weight: Double): Unit = { currMean = mean; currWeight = weight; weightSoFar = weight }
+  private def begin(maxSize: Int, total: Long, kLimitStart: Int): Unit = {
+    this.maxSize = maxSize
+    this.total = total
+    centroids = 0
+    sum = 0.0
+    kLimit = kLimitStart
+    qLimitTimesCount = DigestBuilder.kToQ(1, maxSize) * total.toDouble
+    sumsToMerge = 0.0
+    weightsToMerge = 0.0
+  }
 
-    def next(mean: Double, weight: Double): Unit = {
-      val nextSum = mean * weight
-      weightSoFar += weight
-      if (weightSoFar <= qLimitTimesCount) {
-        sumsToMerge += nextSum
-        weightsToMerge += weight
-      } else {
-        close()
-        qLimitTimesCount = kToQ(kLimit, maxSize) * total.toDouble
-        kLimit += 1
-        currMean = mean
-        currWeight = weight
-      }
-    }
+  private def start(mean: Double, weight: Double): Unit = { currMean = mean; currWeight = weight; weightSoFar = weight }
 
-    /** Folds the pending inputs into the current centroid and emits it (DataFusion's Centroid::add). */
-    private def close(): Unit = {
-      val newSum = sumsToMerge + currWeight * currMean
-      currWeight = currWeight + weightsToMerge
-      currMean = newSum / currWeight
-      sum += newSum
-      if (n == means.length) {
-        means = java.util.Arrays.copyOf(means, 2 * n)
-        weights = java.util.Arrays.copyOf(weights, 2 * n)
-      }
-      means(n) = currMean
-      weights(n) = currWeight
-      n += 1
-      sumsToMerge = 0.0
-      weightsToMerge = 0.0
-    }
-
-    def finish(count: Long, max: Double, min: Double): TDigest = {
+  private def next(mean: Double, weight: Double): Unit = {
+    val nextSum = mean * weight
+    weightSoFar += weight
+    if (weightSoFar <= qLimitTimesCount) {
+      sumsToMerge += nextSum
+      weightsToMerge += weight
+    } else {
       close()
-      val m = java.util.Arrays.copyOf(means, n)
-      val w = java.util.Arrays.copyOf(weights, n)
-      // Sorted by mean, stably (insertion sort: the pass nearly always emits them in order already).
-      var i = 1
-      while (i < n) {
-        val (mi, wi) = (m(i), w(i))
-        var j = i - 1
-        while (j >= 0 && java.lang.Double.compare(m(j), mi) > 0) { m(j + 1) = m(j); w(j + 1) = w(j); j -= 1 }
-        m(j + 1) = mi
-        w(j + 1) = wi
-        i += 1
-      }
-      new TDigest(maxSize, m, w, sum, count, max, min)
+      qLimitTimesCount = DigestBuilder.kToQ(kLimit, maxSize) * total.toDouble
+      kLimit += 1
+      currMean = mean
+      currWeight = weight
     }
+  }
+
+  /** Folds the pending inputs into the current centroid and emits it (DataFusion's Centroid::add). */
+  private def close(): Unit = {
+    val newSum = sumsToMerge + currWeight * currMean
+    currWeight = currWeight + weightsToMerge
+    currMean = newSum / currWeight
+    sum += newSum
+    if (centroids == means.length) {
+      means = java.util.Arrays.copyOf(means, 2 * centroids)
+      weights = java.util.Arrays.copyOf(weights, 2 * centroids)
+    }
+    means(centroids) = currMean
+    weights(centroids) = currWeight
+    centroids += 1
+    sumsToMerge = 0.0
+    weightsToMerge = 0.0
+  }
+
+  private def finish(count: Long, max: Double, min: Double): Unit = {
+    close()
+    // Sorted by mean, stably (insertion sort: the pass nearly always emits them in order already).
+    val (m, w, n) = (means, weights, centroids)
+    var i = 1
+    while (i < n) {
+      val (mi, wi) = (m(i), w(i))
+      var j = i - 1
+      while (j >= 0 && java.lang.Double.compare(m(j), mi) > 0) { m(j + 1) = m(j); w(j + 1) = w(j); j -= 1 }
+      m(j + 1) = mi
+      w(j + 1) = wi
+      i += 1
+    }
+    this.count = count
+    this.max = max
+    this.min = min
+  }
+}
+
+private object DigestBuilder {
+  def kToQ(k: Long, d: Int): Double = {
+    val kd = k.toDouble / d.toDouble
+    if (kd >= 0.5) { val base = 1.0 - kd; 1.0 - 2.0 * base * base } else 2.0 * kd * kd
   }
 }
