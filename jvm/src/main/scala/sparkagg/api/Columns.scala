@@ -116,6 +116,22 @@ final class BooleanColumn(val values: Array[Boolean], val validity: Array[Long],
 }
 
 /**
+ * Lists of doubles without NULL elements, laid end to end: list `row` is `values` at
+ * [offsets(row), offsets(row + 1)). What a native accumulator emits for a list of doubles (a t-digest's
+ * centroids, array_agg of double), so that an operator can copy each list in one piece.
+ */
+final class DoubleListColumn(val values: Array[Double], val offsets: Array[Int], val validity: Array[Long],
+    val numRows: Int) extends Column {
+  lazy val hasNulls: Boolean = !Validity.allValid(validity, numRows)
+  def isNullAt(row: Int): Boolean = !Validity.isValid(validity, row)
+  def start(row: Int): Int = offsets(row)
+  def length(row: Int): Int = offsets(row + 1) - offsets(row)
+  override def getList(row: Int): ListValues = ObjectValues.list(get(row, null))
+  def get(row: Int, dataType: DataType): AnyRef =
+    if (isNullAt(row)) null else java.util.Arrays.copyOfRange(values, offsets(row), offsets(row + 1))
+}
+
+/**
  * Values of any type, boxed in Spark's internal representation (`null` for NULL); lists as `Array[Any]`
  * or primitive arrays, structs as `Array[Any]`, as [[Accumulator.state]] returns them. What the
  * adapter [[AccumulatorGroups]] emits, and the general input for the rare types without a primitive column.

@@ -101,8 +101,15 @@ private final class BooleanBuilder(ordinal: Int, capacity: Int) extends FieldBui
 private final class ValueBuilder(ordinal: Int, dataType: DataType, capacity: Int)
   extends FieldBuilder(ordinal, capacity) {
   private var values = new Array[Any](capacity)
-  protected def put(row: InternalRow, o: Int, i: Int): Unit =
-    values(i) = InternalRow.copyValue(row.get(o, dataType))
+  // A copy by the type's own getter: the generic `get` looks the type up on every call.
+  private val read: (InternalRow, Int) => Any = dataType match {
+    case _: ArrayType => (r, o) => r.getArray(o).copy()
+    case _: StringType => (r, o) => r.getUTF8String(o).clone()
+    case d: DecimalType => (r, o) => r.getDecimal(o, d.precision, d.scale).clone()
+    case s: StructType => (r, o) => r.getStruct(o, s.size).copy()
+    case _ => (r, o) => InternalRow.copyValue(r.get(o, dataType))
+  }
+  protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = read(row, o)
   protected def make(validity: Array[Long], n: Int): Column = {
     val c = new CatalystColumn(values, validity, n); values = new Array[Any](capacity); c
   }
@@ -123,6 +130,37 @@ private[exec] final class CatalystColumn(values: Array[Any], validity: Array[Lon
   override def getList(row: Int): ListValues = new ArrayValues(values(row).asInstanceOf[ArrayData])
   def get(row: Int, dataType: DataType): AnyRef = if (isNullAt(row)) null else values(row).asInstanceOf[AnyRef]
   override def copy(row: Int, dataType: DataType): AnyRef = InternalRow.copyValue(get(row, dataType)).asInstanceOf[AnyRef]
+}
+
+/**
+ * One value for every row: a constant argument or filter (Catalyst's representation, null for NULL),
+ * evaluated once. Integer-like and floating values are read by any getter of their kind, as
+ * [[LongColumn]] and [[DoubleColumn]] read theirs.
+ */
+private[exec] final class ConstantColumn(value: Any, val numRows: Int) extends Column {
+  val hasNulls: Boolean = value == null && numRows > 0
+  def isNullAt(row: Int): Boolean = value == null
+  private def number = value match {
+    case b: Boolean => if (b) 1L else 0L
+    case n: java.lang.Number => n.longValue
+    case other => unsupported(String.valueOf(other))
+  }
+  override def getBoolean(row: Int): Boolean = value match {
+    case b: Boolean => b
+    case _ => number != 0
+  }
+  override def getByte(row: Int): Byte = number.toByte
+  override def getShort(row: Int): Short = number.toShort
+  override def getInt(row: Int): Int = number.toInt
+  override def getLong(row: Int): Long = number
+  override def getFloat(row: Int): Float = value.asInstanceOf[java.lang.Number].floatValue
+  override def getDouble(row: Int): Double = value.asInstanceOf[java.lang.Number].doubleValue
+  override def getDecimal(row: Int, precision: Int, scale: Int): Decimal = value.asInstanceOf[Decimal]
+  override def getUTF8String(row: Int): UTF8String = value.asInstanceOf[UTF8String]
+  override def getBinary(row: Int): Array[Byte] = value.asInstanceOf[Array[Byte]]
+  override def getList(row: Int): ListValues = new ArrayValues(value.asInstanceOf[ArrayData])
+  def get(row: Int, dataType: DataType): AnyRef = value.asInstanceOf[AnyRef]
+  override def copy(row: Int, dataType: DataType): AnyRef = InternalRow.copyValue(value).asInstanceOf[AnyRef]
 }
 
 /**

@@ -16,6 +16,11 @@ private[exec] abstract class GroupMap {
   def numGroups: Int
   /** The group of the key of `row`, a new one if the key was not seen. */
   def groupOf(row: InternalRow): Int
+  /** Row `i` of a batch: `groups(i)` is its group once [[finishBatch]] has run. Here at once; a table
+   *  may instead read the key now and look the batch's keys up together. */
+  def stage(row: InternalRow, i: Int, groups: Array[Int]): Unit = groups(i) = groupOf(row)
+  /** Completes `groups` for the batch's `n` staged rows, giving new keys groups in row order. */
+  def finishBatch(n: Int, groups: Array[Int]): Unit = ()
   def emit(emit: EmitTo): Int => InternalRow
   /** Bytes held, capacity rather than length. */
   def size: Long
@@ -66,26 +71,47 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
 
   def numGroups: Int = count
 
-  def groupOf(row: InternalRow): Int =
-    if (row.isNullAt(ordinal)) {
-      if (nullGroup < 0) { nullGroup = count; keys.resize(count + 1); count += 1 }
-      nullGroup
-    } else {
-      val key = read(row)
-      var s = GroupMap.slot(key, mask)
-      while (slots(2 * s + 1) != 0 && slots(2 * s) != key) s = (s + 1) & mask
-      if (slots(2 * s + 1) != 0) (slots(2 * s + 1) - 1).toInt
-      else {
-        val g = count
-        slots(2 * s) = key
-        slots(2 * s + 1) = g + 1L
-        keys.resize(g + 1)
-        keys.array(g) = key
-        count += 1
-        if (count * 2 > mask) rehash()
-        g
-      }
+  def groupOf(row: InternalRow): Int = if (row.isNullAt(ordinal)) groupOfNull() else groupOfKey(read(row))
+
+  // A batch's keys are read first and looked up in two passes: the first touches every key's slot, so
+  // that the cache misses of a large table overlap instead of coming one after another.
+  private var staged = new Array[Long](1024)
+  private var touched = 0L
+
+  override def stage(row: InternalRow, i: Int, groups: Array[Int]): Unit = {
+    if (i >= staged.length) staged = Arrays.copyOf(staged, GroupVectors.grow(staged.length, i + 1))
+    if (row.isNullAt(ordinal)) groups(i) = -1 else { groups(i) = 0; staged(i) = read(row) }
+  }
+
+  override def finishBatch(n: Int, groups: Array[Int]): Unit = {
+    var sum = 0L
+    var i = 0
+    while (i < n) { sum += slots(2 * GroupMap.slot(staged(i), mask) + 1); i += 1 }
+    touched = sum
+    i = 0
+    while (i < n) { groups(i) = if (groups(i) < 0) groupOfNull() else groupOfKey(staged(i)); i += 1 }
+  }
+
+  private def groupOfNull(): Int = {
+    if (nullGroup < 0) { nullGroup = count; keys.resize(count + 1); count += 1 }
+    nullGroup
+  }
+
+  private def groupOfKey(key: Long): Int = {
+    var s = GroupMap.slot(key, mask)
+    while (slots(2 * s + 1) != 0 && slots(2 * s) != key) s = (s + 1) & mask
+    if (slots(2 * s + 1) != 0) (slots(2 * s + 1) - 1).toInt
+    else {
+      val g = count
+      slots(2 * s) = key
+      slots(2 * s + 1) = g + 1L
+      keys.resize(g + 1)
+      keys.array(g) = key
+      count += 1
+      if (count * 2 > mask) rehash()
+      g
     }
+  }
 
   private def rehash(): Unit = {
     val old = slots

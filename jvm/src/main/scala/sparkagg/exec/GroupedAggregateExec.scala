@@ -13,6 +13,7 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.sparkagg.SparkInternals
 import org.apache.spark.sql.types.DataType
 import org.apache.spark.sql.vectorized.ColumnarBatch
+import sparkagg.api.Column
 import sparkagg.catalyst.AccumulatorAggregate
 
 /** Which half of a two-phase aggregation a [[GroupedAggregateExec]] runs. */
@@ -176,14 +177,31 @@ private[exec] final class GroupedSetup(
     (all, columns, filterColumns)
   }
 
-  /** Whether every argument and filter is a plain input column of the type it is read as. */
-  val inPlace: Boolean = valueExpressions.forall(_.isInstanceOf[BoundReference])
-  val valueFields: Seq[(Int, DataType)] = valueExpressions.zipWithIndex.map {
+  /** Constant arguments and filters (a percentile, a separator), evaluated once instead of per row. */
+  private val constants: Map[Int, Any] =
+    valueExpressions.zipWithIndex.collect { case (e, i) if e.foldable => i -> e.eval() }.toMap
+  private val readExpressions = valueExpressions.zipWithIndex.filterNot { case (_, i) => constants.contains(i) }.map(_._1)
+
+  /** Whether every other argument and filter is a plain input column of the type it is read as. */
+  val inPlace: Boolean = readExpressions.forall(_.isInstanceOf[BoundReference])
+  /** The fields read from each row (after [[valueProjection]]): ordinal and type. */
+  val valueFields: Seq[(Int, DataType)] = readExpressions.zipWithIndex.map {
     case (b: BoundReference, _) if inPlace => (b.ordinal, b.dataType)
     case (e, i) => (i, e.dataType)
   }
   def valueProjection(): InternalRow => InternalRow =
-    if (inPlace) identity else UnsafeProjection.create(valueExpressions)
+    if (inPlace) identity else UnsafeProjection.create(readExpressions)
+
+  /** Every value column of a batch: the columns read from its rows, with the constants in their places. */
+  def allColumns(read: Array[Column], numRows: Int): Array[Column] =
+    if (constants.isEmpty) read
+    else {
+      val fromRows = read.iterator
+      Array.tabulate(valueExpressions.size)(i => constants.get(i) match {
+        case Some(value) => new ConstantColumn(value, numRows)
+        case None => fromRows.next()
+      })
+    }
 
   /** The value columns function `j` reads, and the column of its filter (-1: none). */
   def columnsOf(j: Int): Array[Int] = argumentColumns(j)

@@ -5,11 +5,12 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.SparkEnv
 import org.apache.spark.memory.{MemoryConsumer, MemoryMode, TaskMemoryManager}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{JoinedRow, SpecificInternalRow, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{JoinedRow, SpecificInternalRow, UnsafeArrayData, UnsafeProjection}
 import org.apache.spark.sql.execution.UnsafeKVExternalSorter
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.ColumnarBatch
+import org.apache.spark.unsafe.Platform
 import sparkagg.api._
 import sparkagg.catalyst.Call
 
@@ -41,6 +42,9 @@ private[exec] object GroupedAggregation {
       g => if (c.isNullAt(g)) row.setNullAt(j) else row.setLong(j, c.values(g))
     case (c: DoubleColumn, DoubleType) =>
       g => if (c.isNullAt(g)) row.setNullAt(j) else row.setDouble(j, c.values(g))
+    case (c: DoubleListColumn, ArrayType(DoubleType, _)) =>
+      g => if (c.isNullAt(g)) row.setNullAt(j)
+        else row.update(j, UnsafeArrayData.fromPrimitiveArray(c.values, Platform.DOUBLE_ARRAY_OFFSET + 8 * c.start(g), c.length(g), 8))
     case _ => g => row.update(j, Call.toCatalyst(column.get(g, dataType), dataType))
   }
 
@@ -65,7 +69,7 @@ private[exec] final class GroupedAggregation(
   private var groupIndices = new Array[Int](batchSize)
   private val output = setup.outputProjection()
   private val join = new JoinedRow
-  private lazy val empty = batch.columns(0) // zero rows, for catchUp
+  private lazy val empty = setup.allColumns(batch.columns(0), 0) // zero rows, for catchUp
 
   // A columnar child's batches are read in place when every argument is a plain column; else as rows.
   private var batches: Iterator[ColumnarBatch] = source.toOption.filter(_ => setup.inPlace).orNull
@@ -116,11 +120,12 @@ private[exec] final class GroupedAggregation(
     var n = 0
     while (n < batchSize && input.hasNext) {
       val row = input.next()
-      groupIndices(n) = groups.groupOf(row)
+      groups.stage(row, n, groupIndices)
       batch.append(values(row), n)
       n += 1
     }
-    (batch.columns(n), n)
+    groups.finishBatch(n, groupIndices)
+    (setup.allColumns(batch.columns(n), n), n)
   }
 
   /** A columnar batch: its rows' groups; its vectors are the columns. */
@@ -128,8 +133,9 @@ private[exec] final class GroupedAggregation(
     val n = b.numRows
     if (groupIndices.length < n) groupIndices = new Array[Int](n)
     var i = 0
-    while (i < n) { groupIndices(i) = groups.groupOf(b.getRow(i)); i += 1 }
-    (setup.valueFields.map { case (ordinal, _) => new VectorColumn(b.column(ordinal), n): Column }.toArray, n)
+    while (i < n) { groups.stage(b.getRow(i), i, groupIndices); i += 1 }
+    groups.finishBatch(n, groupIndices)
+    (setup.allColumns(setup.valueFields.map { case (ordinal, _) => new VectorColumn(b.column(ordinal), n): Column }.toArray, n), n)
   }
 
   private def consumeBatch(batchRead: (Array[Column], Int)): Iterator[InternalRow] = {
@@ -205,10 +211,15 @@ private[exec] final class GroupedAggregation(
   private def rowsOf(keys: Int => InternalRow, n: Int, columns: Array[Column], types: Seq[DataType]) = {
     val value = new SpecificInternalRow(types)
     val write = GroupedAggregation.writers(columns, types, value)
-    Iterator.range(0, n).map { g =>
-      var j = 0
-      while (j < write.length) { write(j)(g); j += 1 }
-      output(join(keys(g), value))
+    new Iterator[InternalRow] {
+      private var g = 0
+      def hasNext: Boolean = g < n
+      def next(): InternalRow = {
+        var j = 0
+        while (j < write.length) { write(j)(g); j += 1 }
+        g += 1
+        output(join(keys(g - 1), value))
+      }
     }
   }
 

@@ -380,9 +380,15 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
     mins.array(g) = builder.min
   }
 
-  /** Room for `n` more centroids at the end: the live ones moved to the front of arrays at least twice their size. */
+  /** Room for `n` more centroids at the end: the arrays doubled while at least half of them is live,
+   *  else the live centroids moved to the front. */
   private def makeRoom(n: Int): Unit = {
     val capacity = math.max(means.length, 2 * (live + n))
+    if (2 * live >= used) {
+      means = java.util.Arrays.copyOf(means, capacity)
+      weights = java.util.Arrays.copyOf(weights, capacity)
+      return
+    }
     val (m, w) = (new Array[Double](capacity), new Array[Double](capacity))
     var at = 0
     var g = 0
@@ -444,10 +450,12 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
     }
   }
 
-  /** Flushes the emitted groups, reads them with `read(g)`, then drops them. */
-  private def emitted(emit: EmitTo)(read: Int => Unit): Unit = {
+  /** How many groups `emit` emits, each of them flushed. */
+  private def flushed(emit: EmitTo): Int = {
+    val n = emit.count(starts.length)
     var g = 0
-    while (g < emit.count(starts.length)) { flush(g); read(g); g += 1 }
+    while (g < n) { flush(g); g += 1 }
+    n
   }
 
   private def drop(emit: EmitTo): Unit = {
@@ -470,29 +478,33 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
   }
 
   def evaluate(emit: EmitTo): Column = {
-    val out = new Array[Any](emit.count(starts.length))
-    emitted(emit) { g =>
+    val out = new Array[Any](flushed(emit))
+    var g = 0
+    while (g < out.length) {
       if (counts.array(g) > 0) out(g) = result(TDigest.quantile(means, weights, starts.array(g), lengths.array(g),
         counts.array(g), mins.array(g), maxs.array(g), fraction))
+      g += 1
     }
     drop(emit)
     new ObjectColumn(out)
   }
 
   def state(emit: EmitTo): Array[Column] = {
-    val n = emit.count(starts.length)
-    val centroids = new Array[Any](n)
-    emitted(emit) { g =>
-      val (start, length) = (starts.array(g), lengths.array(g))
-      val flat = new Array[Double](2 * length)
-      var i = 0
-      while (i < length) { flat(2 * i) = means(start + i); flat(2 * i + 1) = weights(start + i); i += 1 }
-      centroids(g) = flat
+    val n = flushed(emit)
+    val offsets = new Array[Int](n + 1)
+    var g = 0
+    while (g < n) { offsets(g + 1) = offsets(g) + 2 * lengths.array(g); g += 1 }
+    val flat = new Array[Double](offsets(n))
+    g = 0
+    while (g < n) {
+      var (i, at) = (starts.array(g), offsets(g))
+      while (at < offsets(g + 1)) { flat(at) = means(i); flat(at + 1) = weights(i); i += 1; at += 2 }
+      g += 1
     }
     val columns = Array[Column](new LongColumn(sizes.array.take(n).map(_.toLong), null, n),
       new DoubleColumn(sums.array.take(n), null, n), new LongColumn(counts.array.take(n), null, n),
       new DoubleColumn(maxs.array.take(n), null, n), new DoubleColumn(mins.array.take(n), null, n),
-      new ObjectColumn(centroids))
+      new DoubleListColumn(flat, offsets, null, n))
     drop(emit)
     columns
   }

@@ -144,8 +144,9 @@ private[functions] final class ArrayAggGroups(elementType: DataType) extends Gro
     }
   }
 
-  /** The emitted groups' lists (an empty group's as `empty`), the rest of the pool kept and renumbered. */
-  private def take(emit: EmitTo, empty: Any): Array[Any] = {
+  /** The emitted groups' lists (an empty group's NULL, or empty when `emptyIsNull` is false), the rest of
+   *  the pool kept and renumbered. */
+  private def take(emit: EmitTo, emptyIsNull: Boolean): Column = {
     val counts = perGroup.emit(emit)
     val n = counts.length
     val offsets = new Array[Int](n + 1)
@@ -159,8 +160,7 @@ private[functions] final class ArrayAggGroups(elementType: DataType) extends Gro
       if (o < n) { order(cursor(o)) = slot; cursor(o) += 1 }
       slot += 1
     }
-    val lists = Array.tabulate[Any](n)(g =>
-      if (counts(g) == 0) empty else elements.list(order, offsets(g), offsets(g + 1), present))
+    val lists = elements.lists(order, offsets, present, if (emptyIsNull) counts else null)
     if (perGroup.length == 0) clear() else keepFrom(n)
     lists
   }
@@ -192,8 +192,8 @@ private[functions] final class ArrayAggGroups(elementType: DataType) extends Gro
     pooled = 0
   }
 
-  def evaluate(emit: EmitTo): Column = new ObjectColumn(take(emit, null))
-  def state(emit: EmitTo): Array[Column] = Array(new ObjectColumn(take(emit, Array.empty[Any])))
+  def evaluate(emit: EmitTo): Column = take(emit, emptyIsNull = true)
+  def state(emit: EmitTo): Array[Column] = Array(take(emit, emptyIsNull = false))
 
   /** Each row's own list: its value (NULL included), or empty when filtered out. */
   override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
@@ -224,14 +224,33 @@ private sealed abstract class ElementPool {
   def move(from: Int, to: Int): Unit
   /** Forgets the slots [from, until). */
   def clear(from: Int, until: Int): Unit
-  /** The list of the slots `order(from until until)`. */
-  def list(order: Array[Int], from: Int, until: Int, present: Array[Long]): Any
+  /** A column of lists, list g of the slots `order` at [offsets(g), offsets(g + 1)); NULL where `counts`
+   *  (when given) is 0. */
+  def lists(order: Array[Int], offsets: Array[Int], present: Array[Long], counts: Array[Int]): Column = {
+    val n = offsets.length - 1
+    val out = new Array[Any](n)
+    var g = 0
+    while (g < n) {
+      if (counts == null || counts(g) > 0) out(g) = list(order, offsets(g), offsets(g + 1), present)
+      g += 1
+    }
+    new ObjectColumn(out)
+  }
+  /** One list: the slots `order` at [from, until). */
+  protected def list(order: Array[Int], from: Int, until: Int, present: Array[Long]): Any
   def size: Long
 
   protected final def allPresent(order: Array[Int], from: Int, until: Int, present: Array[Long]): Boolean = {
     var i = from
     while (i < until && Validity.isValid(present, order(i))) i += 1
     i == until
+  }
+
+  protected final def boxed(order: Array[Int], from: Int, until: Int, present: Array[Long], value: Int => Any): Array[Any] = {
+    val out = new Array[Any](until - from)
+    var i = from
+    while (i < until) { if (Validity.isValid(present, order(i))) out(i - from) = value(order(i)); i += 1 }
+    out
   }
 }
 
@@ -255,16 +274,34 @@ private final class PrimitivePool(doubles: Boolean) extends ElementPool {
   def move(from: Int, to: Int): Unit = values(to) = values(from)
   def clear(from: Int, until: Int): Unit = ()
   private def double(slot: Int): Double = java.lang.Double.longBitsToDouble(values(slot))
-  def list(order: Array[Int], from: Int, until: Int, present: Array[Long]): Any = {
-    val n = until - from
-    if (!allPresent(order, from, until, present))
-      Array.tabulate[Any](n) { i =>
-        val slot = order(from + i)
-        if (!Validity.isValid(present, slot)) null else if (doubles) double(slot) else values(slot)
-      }
-    else if (doubles) Array.tabulate(n)(i => double(order(from + i)))
-    else Array.tabulate(n)(i => values(order(from + i)))
-  }
+
+  /** Doubles without a NULL element come out end to end in one [[DoubleListColumn]]. */
+  override def lists(order: Array[Int], offsets: Array[Int], present: Array[Long], counts: Array[Int]): Column =
+    if (!doubles || !allPresent(order, 0, order.length, present)) super.lists(order, offsets, present, counts)
+    else {
+      val n = offsets.length - 1
+      val flat = new Array[Double](order.length)
+      var i = 0
+      while (i < flat.length) { flat(i) = double(order(i)); i += 1 }
+      val validity = if (counts == null) null else new Array[Long](Validity.words(n))
+      var g = 0
+      while (validity != null && g < n) { if (counts(g) > 0) Validity.set(validity, g); g += 1 }
+      new DoubleListColumn(flat, offsets, validity, n)
+    }
+
+  protected def list(order: Array[Int], from: Int, until: Int, present: Array[Long]): Any =
+    if (!allPresent(order, from, until, present)) boxed(order, from, until, present, s => if (doubles) double(s) else values(s))
+    else if (doubles) {
+      val out = new Array[Double](until - from)
+      var i = from
+      while (i < until) { out(i - from) = double(order(i)); i += 1 }
+      out
+    } else {
+      val out = new Array[Long](until - from)
+      var i = from
+      while (i < until) { out(i - from) = values(order(i)); i += 1 }
+      out
+    }
   def size: Long = 8L * values.length
 }
 
@@ -292,7 +329,7 @@ private final class ValuePool(elementType: DataType) extends ElementPool {
     var slot = from
     while (slot < until) { if (values(slot) != null) bytes -= held(values(slot)); values(slot) = null; slot += 1 }
   }
-  def list(order: Array[Int], from: Int, until: Int, present: Array[Long]): Any =
-    Array.tabulate[Any](until - from)(i => values(order(from + i)))
+  protected def list(order: Array[Int], from: Int, until: Int, present: Array[Long]): Any =
+    boxed(order, from, until, present, values(_))
   def size: Long = 8L * values.length + bytes
 }
