@@ -359,8 +359,12 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   }
 
   test("hand-worked: array_agg keeps each group's arrival order, NULLs included, across merges and EmitTo.First") {
-    for (t <- Seq(LongType, StringType)) {
-      def v(x: Any): Any = if (x == null || t == LongType) x else UTF8String.fromString(x.toString)
+    for (t <- Seq(LongType, DoubleType, StringType)) {
+      def v(x: Long): Any = t match {
+        case LongType => x
+        case DoubleType => x.toDouble
+        case _ => UTF8String.fromString(x.toString)
+      }
       def col(xs: Any*): Column = new ObjectColumn(xs.map(x => if (x == null) null else v(x.asInstanceOf[Int].toLong)).toArray)
       def lists(c: Column) = out(c, ArrayType(t)).map(l => if (l == null) null else GroupsAccumulatorSuite.norm(l).asInstanceOf[Array[Any]].toSeq)
       val acc = bound(ArrayAgg, t).groupsAccumulator()

@@ -116,19 +116,35 @@ final class BooleanColumn(val values: Array[Boolean], val validity: Array[Long],
 }
 
 /**
- * Lists of doubles without NULL elements, laid end to end: list `row` is `values` at
- * [offsets(row), offsets(row + 1)). What a native accumulator emits for a list of doubles (a t-digest's
- * centroids, array_agg of double), so that an operator can copy each list in one piece.
+ * Lists of doubles laid end to end: list `row` is `values` at [offsets(row), offsets(row + 1)), its
+ * element `j` NULL when bit offsets(row) + j of `elementValidity` is clear (null: no NULL elements).
+ * What a native accumulator emits for lists of doubles (a t-digest's centroids, array_agg of double),
+ * and what an operator gathers state lists of doubles into: no object per list.
  */
 final class DoubleListColumn(val values: Array[Double], val offsets: Array[Int], val validity: Array[Long],
-    val numRows: Int) extends Column {
+    val numRows: Int, val elementValidity: Array[Long] = null) extends Column {
   lazy val hasNulls: Boolean = !Validity.allValid(validity, numRows)
   def isNullAt(row: Int): Boolean = !Validity.isValid(validity, row)
   def start(row: Int): Int = offsets(row)
   def length(row: Int): Int = offsets(row + 1) - offsets(row)
-  override def getList(row: Int): ListValues = ObjectValues.list(get(row, null))
+  def isElementNull(at: Int): Boolean = !Validity.isValid(elementValidity, at)
+
+  override def getList(row: Int): ListValues = new ListValues {
+    private val start = offsets(row)
+    def numElements: Int = offsets(row + 1) - start
+    def isNullAt(j: Int): Boolean = isElementNull(start + j)
+    def getLong(j: Int): Long = unsupported("array<bigint>")
+    def getDouble(j: Int): Double = values(start + j)
+    def copy(j: Int, elementType: DataType): AnyRef = if (isNullAt(j)) null else java.lang.Double.valueOf(getDouble(j))
+    def getStruct(j: Int, numFields: Int): Values = unsupported("array<struct>")
+  }
+
+  /** A list as an Array[Double], or an Array[Any] when it holds a NULL. */
   def get(row: Int, dataType: DataType): AnyRef =
-    if (isNullAt(row)) null else java.util.Arrays.copyOfRange(values, offsets(row), offsets(row + 1))
+    if (isNullAt(row)) null
+    else if ((offsets(row) until offsets(row + 1)).exists(isElementNull))
+      (offsets(row) until offsets(row + 1)).map(at => if (isElementNull(at)) null else values(at)).toArray[Any]
+    else java.util.Arrays.copyOfRange(values, offsets(row), offsets(row + 1))
 }
 
 /**

@@ -52,6 +52,7 @@ private object FieldBuilder {
     case LongType | TimestampType | TimestampNTZType | _: DayTimeIntervalType => new LongBuilder(ordinal, capacity)
     case FloatType => new FloatBuilder(ordinal, capacity)
     case DoubleType => new DoubleBuilder(ordinal, capacity)
+    case ArrayType(DoubleType, _) => new DoubleListBuilder(ordinal, capacity)
     case _ => new ValueBuilder(ordinal, dataType, capacity)
   }
 }
@@ -95,6 +96,62 @@ private final class BooleanBuilder(ordinal: Int, capacity: Int) extends FieldBui
   protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getBoolean(o)
   protected def make(validity: Array[Long], n: Int): Column = {
     val c = new BooleanColumn(values, validity, n); values = new Array[Boolean](capacity); c
+  }
+}
+
+/** Lists of doubles (t-digest states, array_agg states of double) gathered end to end: no copy per list.
+ *  A NULL list holds no elements. */
+private final class DoubleListBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
+  private var values = new Array[Double](4 * capacity)
+  private var elementValidity: Array[Long] = null // made at the first NULL element
+  private var offsets = new Array[Int](capacity + 1)
+  private var length = 0
+  private var filled = 0 // offsets(0 to filled) are set
+
+  /** Rows up to `row` without a list of their own end where the elements so far end. */
+  private def fillTo(row: Int): Unit = while (filled < row) { filled += 1; offsets(filled) = length }
+
+  private def growTo(need: Int): Unit = if (need > values.length) {
+    val capacity = math.max(2 * values.length, need)
+    values = java.util.Arrays.copyOf(values, capacity)
+    if (elementValidity != null) {
+      val old = elementValidity.length
+      elementValidity = java.util.Arrays.copyOf(elementValidity, Validity.words(capacity))
+      java.util.Arrays.fill(elementValidity, old, elementValidity.length, -1L)
+    }
+  }
+
+  protected def put(row: InternalRow, o: Int, i: Int): Unit = {
+    fillTo(i)
+    val list = row.getArray(o)
+    val n = list.numElements()
+    growTo(length + n)
+    var j = 0
+    while (j < n) {
+      if (!list.isNullAt(j)) values(length) = list.getDouble(j)
+      else {
+        if (elementValidity == null) {
+          elementValidity = new Array[Long](Validity.words(values.length))
+          java.util.Arrays.fill(elementValidity, -1L)
+        }
+        elementValidity(length >> 6) &= ~(1L << length)
+      }
+      length += 1
+      j += 1
+    }
+    offsets(i + 1) = length
+    filled = i + 1
+  }
+
+  protected def make(validity: Array[Long], n: Int): Column = {
+    fillTo(n)
+    val c = new DoubleListColumn(values, offsets, validity, n, elementValidity)
+    values = new Array[Double](values.length)
+    offsets = new Array[Int](capacity + 1)
+    elementValidity = null
+    length = 0
+    filled = 0
+    c
   }
 }
 

@@ -5,7 +5,7 @@ import java.util.Arrays
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{SpecificInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.types._
-import sparkagg.api.{EmitTo, GroupVectors, LongVector}
+import sparkagg.api.{EmitTo, GroupVectors}
 
 /**
  * Group keys to dense group indices 0, 1, 2, ...: the first new key of a batch gets the next index.
@@ -51,7 +51,7 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
   // Slot s holds its key at 2s and its group + 1 at 2s + 1 (0: empty): a probe touches one cache line.
   private var mask = 1023
   private var slots = new Array[Long](2 * (mask + 1))
-  private var keys = new LongVector
+  private var keys = new Array[Long](1024)
   private var nullGroup = -1
   private var count = 0
 
@@ -93,7 +93,7 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
   }
 
   private def groupOfNull(): Int = {
-    if (nullGroup < 0) { nullGroup = count; keys.resize(count + 1); count += 1 }
+    if (nullGroup < 0) { nullGroup = count; newGroup(0L) }
     nullGroup
   }
 
@@ -105,12 +105,16 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
       val g = count
       slots(2 * s) = key
       slots(2 * s + 1) = g + 1L
-      keys.resize(g + 1)
-      keys.array(g) = key
-      count += 1
+      newGroup(key)
       if (count * 2 > mask) rehash()
       g
     }
+  }
+
+  private def newGroup(key: Long): Unit = {
+    if (count == keys.length) keys = Arrays.copyOf(keys, GroupVectors.grow(keys.length, count + 1))
+    keys(count) = key
+    count += 1
   }
 
   private def rehash(): Unit = {
@@ -131,8 +135,8 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
 
   def emit(emit: EmitTo): Int => InternalRow = {
     GroupMap.emitAllOnly(emit, "the hash table")
-    val (emitted, nulls) = (keys.emit(EmitTo.All), nullGroup)
-    keys = new LongVector
+    val (emitted, nulls) = (keys, nullGroup)
+    keys = new Array[Long](1024)
     nullGroup = -1
     count = 0
     mask = 1023
@@ -150,7 +154,7 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
     }
   }
 
-  def size: Long = 16L * (mask + 1) + keys.size
+  def size: Long = 16L * (mask + 1) + 8L * keys.length
 }
 
 object LongKeyMap {

@@ -36,15 +36,35 @@ final case class GroupedSettings(batchSize: Int, skipPartialRows: Long, skipPart
  */
 private[exec] object GroupedAggregation {
   /** Writes row `g` of `column` (of Catalyst type `dataType`) into field `j` of `row`: primitive columns
-   *  without boxing, others through the api-to-Catalyst conversion. */
+   *  without boxing, others through the api-to-Catalyst conversion. A value written is valid until the
+   *  next one: `row` is projected (copied) after every write. */
   def writer(column: Column, dataType: DataType, row: InternalRow, j: Int): Int => Unit = (column, dataType) match {
     case (c: LongColumn, LongType | TimestampType | TimestampNTZType) =>
       g => if (c.isNullAt(g)) row.setNullAt(j) else row.setLong(j, c.values(g))
     case (c: DoubleColumn, DoubleType) =>
       g => if (c.isNullAt(g)) row.setNullAt(j) else row.setDouble(j, c.values(g))
     case (c: DoubleListColumn, ArrayType(DoubleType, _)) =>
-      g => if (c.isNullAt(g)) row.setNullAt(j)
-        else row.update(j, UnsafeArrayData.fromPrimitiveArray(c.values, Platform.DOUBLE_ARRAY_OFFSET + 8 * c.start(g), c.length(g), 8))
+      // Each list laid out as an UnsafeArrayData in one reused buffer: the output projection copies it
+      // before the next row is written, so no array is allocated per group.
+      val list = new UnsafeArrayData
+      var buffer = new Array[Long](64)
+      g => if (c.isNullAt(g)) row.setNullAt(j) else {
+        val n = c.length(g)
+        val header = UnsafeArrayData.calculateHeaderPortionInBytes(n)
+        val bytes = header + 8 * n
+        if (bytes > 8 * buffer.length) buffer = new Array[Long](2 * (bytes / 8))
+        java.util.Arrays.fill(buffer, 0, header / 8, 0L)
+        Platform.putLong(buffer, Platform.LONG_ARRAY_OFFSET, n)
+        // Null bits follow the length word, bit j for element j.
+        if (c.elementValidity != null) {
+          var e = 0
+          while (e < n) { if (c.isElementNull(c.start(g) + e)) buffer(1 + (e >> 6)) |= 1L << e; e += 1 }
+        }
+        Platform.copyMemory(c.values, Platform.DOUBLE_ARRAY_OFFSET + 8L * c.start(g), buffer,
+          Platform.LONG_ARRAY_OFFSET + header, 8L * n)
+        list.pointTo(buffer, Platform.LONG_ARRAY_OFFSET, bytes)
+        row.update(j, list)
+      }
     case _ => g => row.update(j, Call.toCatalyst(column.get(g, dataType), dataType))
   }
 

@@ -275,28 +275,30 @@ private final class PrimitivePool(doubles: Boolean) extends ElementPool {
   def clear(from: Int, until: Int): Unit = ()
   private def double(slot: Int): Double = java.lang.Double.longBitsToDouble(values(slot))
 
-  /** Doubles without a NULL element come out end to end in one [[DoubleListColumn]]. */
+  /** Doubles come out end to end in one [[DoubleListColumn]]; bigints as a list per group. */
   override def lists(order: Array[Int], offsets: Array[Int], present: Array[Long], counts: Array[Int]): Column =
-    if (!doubles || !allPresent(order, 0, order.length, present)) super.lists(order, offsets, present, counts)
+    if (!doubles) super.lists(order, offsets, present, counts)
     else {
       val n = offsets.length - 1
       val flat = new Array[Double](order.length)
+      val elementValidity = if (allPresent(order, 0, order.length, present)) null else new Array[Long](Validity.words(flat.length))
       var i = 0
-      while (i < flat.length) { flat(i) = double(order(i)); i += 1 }
+      while (i < flat.length) {
+        if (Validity.isValid(present, order(i))) {
+          flat(i) = double(order(i))
+          if (elementValidity != null) Validity.set(elementValidity, i)
+        }
+        i += 1
+      }
       val validity = if (counts == null) null else new Array[Long](Validity.words(n))
       var g = 0
       while (validity != null && g < n) { if (counts(g) > 0) Validity.set(validity, g); g += 1 }
-      new DoubleListColumn(flat, offsets, validity, n)
+      new DoubleListColumn(flat, offsets, validity, n, elementValidity)
     }
 
   protected def list(order: Array[Int], from: Int, until: Int, present: Array[Long]): Any =
-    if (!allPresent(order, from, until, present)) boxed(order, from, until, present, s => if (doubles) double(s) else values(s))
-    else if (doubles) {
-      val out = new Array[Double](until - from)
-      var i = from
-      while (i < until) { out(i - from) = double(order(i)); i += 1 }
-      out
-    } else {
+    if (!allPresent(order, from, until, present)) boxed(order, from, until, present, values(_))
+    else {
       val out = new Array[Long](until - from)
       var i = from
       while (i < until) { out(i - from) = values(order(i)); i += 1 }

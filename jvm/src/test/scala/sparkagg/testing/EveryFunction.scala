@@ -28,7 +28,7 @@ object EveryFunction {
     "regr_intercept(d, l)", "regr_count(d, i)", "regr_r2(d, l)", "regr_avgx(d, l)", "regr_avgy(d, l)",
     "regr_sxx(d, l)", "regr_syy(d, l)", "regr_sxy(d, l)", "median(i)", "median(m)", "array_agg(s)",
     "string_agg(s, '|')", "approx_distinct(l)", "percentile_cont(0.3)", "array_agg(i)", "string_agg(s, ',')",
-    "first_value(s)", "last_value(i, true)", "nth_value(l, -2)", "approx_percentile_cont(d, 0.4)",
+    "first_value(s)", "last_value(i, true)", "nth_value(l, -2)", "array_agg(d)", "array_agg(l)", "approx_percentile_cont(d, 0.4)",
     "approx_percentile_cont_with_weight(d, abs(i) % 3 + 1, 0.6)", "approx_median(l)")
 
   /** Ordered calls: the key `u` is unique, so their results do not depend on the plan. */
