@@ -11,8 +11,8 @@ import sparkagg.catalyst.ArrayValues
 /**
  * Gathers chosen fields of up to `capacity` Catalyst rows into the api's [[Column]]s, the batches a
  * [[GroupsAccumulator]] reads: integer-like fields into a long array, float and double into a double
- * array, booleans into a boolean array, anything else as copied Catalyst values. Each batch gets new
- * arrays, so a batch's columns stay valid after the next one is built.
+ * array, booleans into a boolean array, anything else as copied Catalyst values. The arrays are reused:
+ * a batch's columns are valid until the next batch is built (accumulators copy what they keep).
  */
 private[exec] final class BatchBuilder(fields: Seq[(Int, DataType)], capacity: Int) {
   private val builders: Array[FieldBuilder] = fields.map { case (ordinal, dataType) =>
@@ -29,19 +29,17 @@ private[exec] final class BatchBuilder(fields: Seq[(Int, DataType)], capacity: I
 }
 
 private abstract class FieldBuilder(ordinal: Int, capacity: Int) {
-  protected var validity = new Array[Long](Validity.words(capacity))
+  protected val validity = new Array[Long](Validity.words(capacity))
 
-  final def append(row: InternalRow, i: Int): Unit =
+  final def append(row: InternalRow, i: Int): Unit = {
+    if (i == 0) java.util.Arrays.fill(validity, 0L) // the previous batch's column is done with
     if (!row.isNullAt(ordinal)) { Validity.set(validity, i); put(row, ordinal, i) }
+  }
 
   protected def put(row: InternalRow, ordinal: Int, i: Int): Unit
 
-  /** The column over this batch; the builder starts a new validity for the next one. */
-  final def build(numRows: Int): Column = {
-    val column = make(validity, numRows)
-    validity = new Array[Long](validity.length)
-    column
-  }
+  /** The column over this batch; the next batch starts from the first row again. */
+  final def build(numRows: Int): Column = make(validity, numRows)
   protected def make(validity: Array[Long], numRows: Int): Column
 }
 
@@ -60,43 +58,33 @@ private object FieldBuilder {
 // Each primitive builder reads its field by the width Catalyst stores it in.
 
 private final class LongBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
-  private var values = new Array[Long](capacity)
+  private val values = new Array[Long](capacity)
   protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getLong(o)
-  protected def make(validity: Array[Long], n: Int): Column = {
-    val c = new LongColumn(values, validity, n); values = new Array[Long](capacity); c
-  }
+  protected def make(validity: Array[Long], n: Int): Column = new LongColumn(values, validity, n)
 }
 
 private final class IntBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
-  private var values = new Array[Long](capacity)
+  private val values = new Array[Long](capacity)
   protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getInt(o)
-  protected def make(validity: Array[Long], n: Int): Column = {
-    val c = new LongColumn(values, validity, n); values = new Array[Long](capacity); c
-  }
+  protected def make(validity: Array[Long], n: Int): Column = new LongColumn(values, validity, n)
 }
 
 private final class DoubleBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
-  private var values = new Array[Double](capacity)
+  private val values = new Array[Double](capacity)
   protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getDouble(o)
-  protected def make(validity: Array[Long], n: Int): Column = {
-    val c = new DoubleColumn(values, validity, n); values = new Array[Double](capacity); c
-  }
+  protected def make(validity: Array[Long], n: Int): Column = new DoubleColumn(values, validity, n)
 }
 
 private final class FloatBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
-  private var values = new Array[Double](capacity)
+  private val values = new Array[Double](capacity)
   protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getFloat(o)
-  protected def make(validity: Array[Long], n: Int): Column = {
-    val c = new DoubleColumn(values, validity, n); values = new Array[Double](capacity); c
-  }
+  protected def make(validity: Array[Long], n: Int): Column = new DoubleColumn(values, validity, n)
 }
 
 private final class BooleanBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
-  private var values = new Array[Boolean](capacity)
+  private val values = new Array[Boolean](capacity)
   protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getBoolean(o)
-  protected def make(validity: Array[Long], n: Int): Column = {
-    val c = new BooleanColumn(values, validity, n); values = new Array[Boolean](capacity); c
-  }
+  protected def make(validity: Array[Long], n: Int): Column = new BooleanColumn(values, validity, n)
 }
 
 /** Lists of doubles (t-digest states, array_agg states of double) gathered end to end: no copy per list.
@@ -104,7 +92,7 @@ private final class BooleanBuilder(ordinal: Int, capacity: Int) extends FieldBui
 private final class DoubleListBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
   private var values = new Array[Double](4 * capacity)
   private var elementValidity: Array[Long] = null // made at the first NULL element
-  private var offsets = new Array[Int](capacity + 1)
+  private val offsets = new Array[Int](capacity + 1)
   private var length = 0
   private var filled = 0 // offsets(0 to filled) are set
 
@@ -146,8 +134,6 @@ private final class DoubleListBuilder(ordinal: Int, capacity: Int) extends Field
   protected def make(validity: Array[Long], n: Int): Column = {
     fillTo(n)
     val c = new DoubleListColumn(values, offsets, validity, n, elementValidity)
-    values = new Array[Double](values.length)
-    offsets = new Array[Int](capacity + 1)
     elementValidity = null
     length = 0
     filled = 0
@@ -157,7 +143,7 @@ private final class DoubleListBuilder(ordinal: Int, capacity: Int) extends Field
 
 private final class ValueBuilder(ordinal: Int, dataType: DataType, capacity: Int)
   extends FieldBuilder(ordinal, capacity) {
-  private var values = new Array[Any](capacity)
+  private val values = new Array[Any](capacity)
   // A copy by the type's own getter: the generic `get` looks the type up on every call.
   private val read: (InternalRow, Int) => Any = dataType match {
     case _: ArrayType => (r, o) => r.getArray(o).copy()
@@ -167,9 +153,7 @@ private final class ValueBuilder(ordinal: Int, dataType: DataType, capacity: Int
     case _ => (r, o) => InternalRow.copyValue(r.get(o, dataType))
   }
   protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = read(row, o)
-  protected def make(validity: Array[Long], n: Int): Column = {
-    val c = new CatalystColumn(values, validity, n); values = new Array[Any](capacity); c
-  }
+  protected def make(validity: Array[Long], n: Int): Column = new CatalystColumn(values, validity, n)
 }
 
 /**

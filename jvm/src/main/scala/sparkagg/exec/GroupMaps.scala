@@ -51,7 +51,6 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
   // Slot s holds its key at 2s and its group + 1 at 2s + 1 (0: empty): a probe touches one cache line.
   private var mask = 1023
   private var slots = new Array[Long](2 * (mask + 1))
-  private var keys = new Array[Long](1024)
   private var nullGroup = -1
   private var count = 0
 
@@ -93,7 +92,7 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
   }
 
   private def groupOfNull(): Int = {
-    if (nullGroup < 0) { nullGroup = count; newGroup(0L) }
+    if (nullGroup < 0) { nullGroup = count; count += 1 }
     nullGroup
   }
 
@@ -105,16 +104,10 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
       val g = count
       slots(2 * s) = key
       slots(2 * s + 1) = g + 1L
-      newGroup(key)
+      count += 1
       if (count * 2 > mask) rehash()
       g
     }
-  }
-
-  private def newGroup(key: Long): Unit = {
-    if (count == keys.length) keys = Arrays.copyOf(keys, GroupVectors.grow(keys.length, count + 1))
-    keys(count) = key
-    count += 1
   }
 
   private def rehash(): Unit = {
@@ -135,8 +128,11 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
 
   def emit(emit: EmitTo): Int => InternalRow = {
     GroupMap.emitAllOnly(emit, "the hash table")
-    val (emitted, nulls) = (keys, nullGroup)
-    keys = new Array[Long](1024)
+    // Each group's key, read back from the slots (a key array kept in group order would cost a store per new group).
+    val emitted = new Array[Long](count)
+    var i = 0
+    while (i < slots.length) { if (slots(i + 1) != 0) emitted((slots(i + 1) - 1).toInt) = slots(i); i += 2 }
+    val nulls = nullGroup
     nullGroup = -1
     count = 0
     mask = 1023
@@ -154,7 +150,7 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
     }
   }
 
-  def size: Long = 16L * (mask + 1) + 8L * keys.length
+  def size: Long = 16L * (mask + 1)
 }
 
 object LongKeyMap {

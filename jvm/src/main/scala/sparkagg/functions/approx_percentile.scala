@@ -344,7 +344,8 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
       free = head
       heads.array(g) = -1
       tails.array(g) = -1
-      val (start, length) = (starts.array(g), lengths.array(g))
+      val start = starts.array(g)
+      val length = lengths.array(g)
       if (weighted) {
         builder.startInputs()
         var i = 0
@@ -352,7 +353,7 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
         builder.inputRun(counts.array(g), mins.array(g), maxs.array(g), means, weights, start, length)
         builder.mergeInputs(maxSize)
       } else {
-        java.util.Arrays.sort(gathered, 0, m)
+        TDigestGroups.sort(gathered, m)
         builder.mergeSorted(sizes.array(g), means, weights, start, length, counts.array(g), mins.array(g),
           maxs.array(g), gathered, m)
       }
@@ -438,7 +439,8 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
         var j = 0
         while (j < flat) { gathered(j) = list.getDouble(j); j += 1 }
         // The state's digest first, then the group's (DataFusion's order); non-finite bounds read as infinite.
-        val (hi, lo) = (max.getDouble(i), min.getDouble(i))
+        val hi = max.getDouble(i)
+        val lo = min.getDouble(i)
         builder.startInputs()
         builder.inputRun(count.getLong(i), if (java.lang.Double.isFinite(lo)) lo else Double.NegativeInfinity,
           if (java.lang.Double.isFinite(hi)) hi else Double.PositiveInfinity, gathered, null, 0, flat / 2)
@@ -497,7 +499,8 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
     val flat = new Array[Double](offsets(n))
     g = 0
     while (g < n) {
-      var (i, at) = (starts.array(g), offsets(g))
+      var i = starts.array(g)
+      var at = offsets(g)
       while (at < offsets(g + 1)) { flat(at) = means(i); flat(at + 1) = weights(i); i += 1; at += 2 }
       g += 1
     }
@@ -525,4 +528,19 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
 
 private object TDigestGroups {
   val Initial = 256
+
+  /** Sorts `values(0 until n)` in the total order of Arrays.sort (-0.0 before 0.0, NaN last), with the
+   *  result Arrays.sort gives; a few values, a group's usual lot, by insertion, sparing its set-up. */
+  def sort(values: Array[Double], n: Int): Unit =
+    if (n > 16) java.util.Arrays.sort(values, 0, n)
+    else {
+      var i = 1
+      while (i < n) {
+        val v = values(i)
+        var j = i - 1
+        while (j >= 0 && java.lang.Double.compare(values(j), v) > 0) { values(j + 1) = values(j); j -= 1 }
+        values(j + 1) = v
+        i += 1
+      }
+    }
 }

@@ -264,7 +264,9 @@ private[functions] final class DigestBuilder {
       tmpMeans = new Array[Double](math.max(2 * tmpMeans.length, last - first))
       tmpWeights = new Array[Double](tmpMeans.length)
     }
-    var (i, j, k) = (first, middle, 0)
+    var i = first
+    var j = middle
+    var k = 0
     while (i < middle && j < last) {
       if (java.lang.Double.compare(inMeans(j), inMeans(i)) < 0) { tmpMeans(k) = inMeans(j); tmpWeights(k) = inWeights(j); j += 1 }
       else { tmpMeans(k) = inMeans(i); tmpWeights(k) = inWeights(i); i += 1 }
@@ -337,10 +339,13 @@ private[functions] final class DigestBuilder {
   private def finish(count: Long, max: Double, min: Double): Unit = {
     close()
     // Sorted by mean, stably (insertion sort: the pass nearly always emits them in order already).
-    val (m, w, n) = (means, weights, centroids)
+    val m = means
+    val w = weights
+    val n = centroids
     var i = 1
     while (i < n) {
-      val (mi, wi) = (m(i), w(i))
+      val mi = m(i)
+      val wi = w(i)
       var j = i - 1
       while (j >= 0 && java.lang.Double.compare(m(j), mi) > 0) { m(j + 1) = m(j); w(j + 1) = w(j); j -= 1 }
       m(j + 1) = mi
