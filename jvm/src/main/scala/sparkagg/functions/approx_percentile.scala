@@ -262,8 +262,8 @@ final class WeightedApproxPercentileAccumulator(fraction: Double, maxSize: Int, 
  *
  * Layout: a group's centroids sit at [start, start + length) of two arrays all groups share; a new
  * digest takes its old place when it fits, else the end, and the arrays are compacted when half of them
- * is dead. Gathered values form a linked list per group through one pool (head, tail, next), whose freed
- * slots are reused.
+ * is dead. Gathered values form a linked list per group through one pool, newest first (so that adding
+ * one touches only its group's head), whose freed slots are reused.
  */
 private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, result: Double => Any, weighted: Boolean)
   extends GroupsAccumulator {
@@ -284,7 +284,6 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
 
   // Each group's gathered values (with_weight: and weights), and how many kept rows since its last merge.
   private val heads = new IntVector(-1)
-  private val tails = new IntVector(-1)
   private val rows = new IntVector
   private var poolValues = new Array[Double](TDigestGroups.Initial)
   private var poolWeights = if (weighted) new Array[Double](TDigestGroups.Initial) else null
@@ -302,7 +301,7 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
   }
 
   private def resize(totalGroups: Int): Unit = {
-    Seq(sizes, starts, lengths, heads, tails, rows).foreach(_.resize(totalGroups))
+    Seq(sizes, starts, lengths, heads, rows).foreach(_.resize(totalGroups))
     Seq(sums, maxs, mins).foreach(_.resize(totalGroups))
     counts.resize(totalGroups)
   }
@@ -320,10 +319,8 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
     }
     poolValues(slot) = value
     if (weighted) poolWeights(slot) = weight
-    poolNext(slot) = -1
-    val tail = tails.array(g)
-    if (tail < 0) heads.array(g) = slot else poolNext(tail) = slot
-    tails.array(g) = slot
+    poolNext(slot) = heads.array(g)
+    heads.array(g) = slot
   }
 
   /** Merges group g's gathered values into its digest, as the row accumulator's flush. */
@@ -332,21 +329,24 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
     val head = heads.array(g)
     if (head >= 0) {
       var m = 0
+      var last = head
       var slot = head
       while (slot >= 0) {
         if (m == gathered.length) growGathered(2 * m)
         gathered(m) = poolValues(slot)
         if (weighted) gatheredWeights(m) = poolWeights(slot)
         m += 1
+        last = slot
         slot = poolNext(slot)
       }
-      poolNext(tails.array(g)) = free
+      poolNext(last) = free
       free = head
       heads.array(g) = -1
-      tails.array(g) = -1
       val start = starts.array(g)
       val length = lengths.array(g)
       if (weighted) {
+        // One-value digests merge in arrival order (it decides ties): the list holds them newest first.
+        reverse(m)
         builder.startInputs()
         var i = 0
         while (i < m) { builder.inputRun(1, gathered(i), gathered(i), gathered, gatheredWeights, i, 1); i += 1 }
@@ -358,6 +358,17 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
           maxs.array(g), gathered, m)
       }
       store(g)
+    }
+  }
+
+  private def reverse(m: Int): Unit = {
+    var i = 0
+    var j = m - 1
+    while (i < j) {
+      val v = gathered(i); gathered(i) = gathered(j); gathered(j) = v
+      val w = gatheredWeights(i); gatheredWeights(i) = gatheredWeights(j); gatheredWeights(j) = w
+      i += 1
+      j -= 1
     }
   }
 
@@ -464,7 +475,7 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
     val n = emit.count(starts.length)
     var g = 0
     while (g < n) { live -= lengths.array(g); g += 1 }
-    Seq(sizes, starts, lengths, heads, tails, rows).foreach(_.emit(emit))
+    Seq(sizes, starts, lengths, heads, rows).foreach(_.emit(emit))
     Seq(sums, maxs, mins).foreach(_.emit(emit))
     counts.emit(emit)
     if (starts.length == 0) {
@@ -504,7 +515,10 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
       while (at < offsets(g + 1)) { flat(at) = means(i); flat(at + 1) = weights(i); i += 1; at += 2 }
       g += 1
     }
-    val columns = Array[Column](new LongColumn(sizes.array.take(n).map(_.toLong), null, n),
+    val maxSizes = new Array[Long](n)
+    g = 0
+    while (g < n) { maxSizes(g) = sizes.array(g); g += 1 }
+    val columns = Array[Column](new LongColumn(maxSizes, null, n),
       new DoubleColumn(sums.array.take(n), null, n), new LongColumn(counts.array.take(n), null, n),
       new DoubleColumn(maxs.array.take(n), null, n), new DoubleColumn(mins.array.take(n), null, n),
       new DoubleListColumn(flat, offsets, null, n))
@@ -521,7 +535,7 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
   }
   override def supportsConvertToState: Boolean = true
 
-  def size: Long = Seq(sizes, starts, lengths, heads, tails, rows).map(_.size).sum +
+  def size: Long = Seq(sizes, starts, lengths, heads, rows).map(_.size).sum +
     Seq(sums, maxs, mins).map(_.size).sum + counts.size + 16L * means.length +
     (if (weighted) 20L else 12L) * poolNext.length + 16L * gathered.length
 }
