@@ -438,25 +438,37 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
     resize(totalGroups)
     val Seq(size, _, count, max, min, centroids) = (0 until 6).map(states.column)
+    val endToEnd = centroids match {
+      case c: DoubleListColumn => c
+      case _ => null
+    }
     val f = filter.orNull
     var i = 0
     while (i < states.numRows) {
       if (GroupsAccumulator.keep(f, i)) {
         val g = groupIndices(i)
         flush(g)
-        val list = centroids.getList(i)
-        val flat = list.numElements
-        if (flat > gathered.length) growGathered(math.max(flat, 2 * gathered.length))
-        var j = 0
-        while (j < flat) { gathered(j) = list.getDouble(j); j += 1 }
-        // The state's digest first, then the group's (DataFusion's order); non-finite bounds read as infinite.
         val hi = max.getDouble(i)
         val lo = min.getDouble(i)
-        builder.startInputs()
-        builder.inputRun(count.getLong(i), if (java.lang.Double.isFinite(lo)) lo else Double.NegativeInfinity,
-          if (java.lang.Double.isFinite(hi)) hi else Double.PositiveInfinity, gathered, null, 0, flat / 2)
-        builder.inputRun(counts.array(g), mins.array(g), maxs.array(g), means, weights, starts.array(g), lengths.array(g))
-        builder.mergeInputs(size.getLong(i).toInt)
+        // The state's centroids read in place when they come end to end, else copied out of their list.
+        var flat = gathered
+        var from = 0
+        var length = 0
+        if (endToEnd != null) { flat = endToEnd.values; from = endToEnd.start(i); length = endToEnd.length(i) }
+        else {
+          val list = centroids.getList(i)
+          length = list.numElements
+          if (length > gathered.length) growGathered(math.max(length, 2 * gathered.length))
+          flat = gathered
+          var j = 0
+          while (j < length) { flat(j) = list.getDouble(j); j += 1 }
+        }
+        // The state's digest first, then the group's (DataFusion's order); non-finite bounds read as infinite.
+        builder.mergeTwo(size.getLong(i).toInt,
+          count.getLong(i), if (java.lang.Double.isFinite(lo)) lo else Double.NegativeInfinity,
+          if (java.lang.Double.isFinite(hi)) hi else Double.PositiveInfinity, length / 2, flat, from, flat, from + 1, 2,
+          counts.array(g), mins.array(g), maxs.array(g), lengths.array(g), means, starts.array(g), weights,
+          starts.array(g), 1)
         store(g)
       }
       i += 1
@@ -552,7 +564,7 @@ private object TDigestGroups {
       while (i < n) {
         val v = values(i)
         var j = i - 1
-        while (j >= 0 && java.lang.Double.compare(values(j), v) > 0) { values(j + 1) = values(j); j -= 1 }
+        while (j >= 0 && TDigest.before(v, values(j))) { values(j + 1) = values(j); j -= 1 }
         values(j + 1) = v
         i += 1
       }

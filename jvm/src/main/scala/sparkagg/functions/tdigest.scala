@@ -57,6 +57,10 @@ private[functions] object TDigest {
   /** Rust's f64::min / f64::max: a NaN operand gives the other one (Java's Math.min gives NaN). */
   def rustMin(a: Double, b: Double): Double = if (a.isNaN) b else if (b.isNaN) a else math.min(a, b)
   def rustMax(a: Double, b: Double): Double = if (a.isNaN) b else if (b.isNaN) a else math.max(a, b)
+  /** Whether `a` sorts before `b` in Java's total order of doubles (-0.0 before 0.0, NaN last): the plain
+   *  comparison decides all but equal and NaN operands, which Double.compare settles. */
+  @inline def before(a: Double, b: Double): Boolean = a < b || (!(a > b) && java.lang.Double.compare(a, b) < 0)
+
   private def signPositive(x: Double): Boolean = java.lang.Double.doubleToRawLongBits(x) >= 0
 
   /**
@@ -255,6 +259,48 @@ private[functions] final class DigestBuilder {
     finish(inCount, inHi, inLo)
   }
 
+  /**
+   * The merge of exactly two digests, first `a` then `b` (as [[startInputs]], two [[inputRun]]s and
+   * [[mergeInputs]] give it), streamed: their centroids go to the compression pass as the stable merge
+   * takes them, without being copied first. Digest `x`'s centroid `i` is mean `xMeans(xFrom + i * stride)`,
+   * weight `xWeights(xWeightsFrom + i * stride)`: stride 1 for separate arrays, 2 for a state's interleaved list.
+   */
+  def mergeTwo(maxSize: Int,
+      aCount: Long, aMin: Double, aMax: Double, aN: Int, aMeans: Array[Double], aFrom: Int, aWeights: Array[Double],
+      aWeightsFrom: Int, aStride: Int,
+      bCount: Long, bMin: Double, bMax: Double, bN: Int, bMeans: Array[Double], bFrom: Int, bWeights: Array[Double],
+      bWeightsFrom: Int, bStride: Int): Unit = {
+    // A digest whose count is 0 adds nothing, as in DataFusion.
+    val na = if (aCount > 0) aN else 0
+    val nb = if (bCount > 0) bN else 0
+    startInputs()
+    if (na + nb == 0) { mergeInputs(maxSize); return }
+    var total = 0L
+    var lo = Double.PositiveInfinity
+    var hi = Double.NegativeInfinity
+    if (aCount > 0) { total += aCount; lo = TDigest.rustMin(lo, aMin); hi = TDigest.rustMax(hi, aMax) }
+    if (bCount > 0) { total += bCount; lo = TDigest.rustMin(lo, bMin); hi = TDigest.rustMax(hi, bMax) }
+    begin(maxSize, total, kLimitStart = 1)
+    var i = 0
+    var j = 0
+    while (i < na || j < nb) {
+      val takeB = j < nb && (i >= na ||
+        TDigest.before(bMeans(bFrom + j * bStride), aMeans(aFrom + i * aStride)))
+      if (takeB) {
+        val m = bMeans(bFrom + j * bStride)
+        val w = bWeights(bWeightsFrom + j * bStride)
+        if (i + j == 0) start(m, w) else next(m, w)
+        j += 1
+      } else {
+        val m = aMeans(aFrom + i * aStride)
+        val w = aWeights(aWeightsFrom + i * aStride)
+        if (i + j == 0) start(m, w) else next(m, w)
+        i += 1
+      }
+    }
+    finish(total, hi, lo)
+  }
+
   private var tmpMeans = new Array[Double](128)
   private var tmpWeights = new Array[Double](128)
 
@@ -268,7 +314,7 @@ private[functions] final class DigestBuilder {
     var j = middle
     var k = 0
     while (i < middle && j < last) {
-      if (java.lang.Double.compare(inMeans(j), inMeans(i)) < 0) { tmpMeans(k) = inMeans(j); tmpWeights(k) = inWeights(j); j += 1 }
+      if (TDigest.before(inMeans(j), inMeans(i))) { tmpMeans(k) = inMeans(j); tmpWeights(k) = inWeights(j); j += 1 }
       else { tmpMeans(k) = inMeans(i); tmpWeights(k) = inWeights(i); i += 1 }
       k += 1
     }
@@ -347,7 +393,7 @@ private[functions] final class DigestBuilder {
       val mi = m(i)
       val wi = w(i)
       var j = i - 1
-      while (j >= 0 && java.lang.Double.compare(m(j), mi) > 0) { m(j + 1) = m(j); w(j + 1) = w(j); j -= 1 }
+      while (j >= 0 && TDigest.before(mi, m(j))) { m(j + 1) = m(j); w(j + 1) = w(j); j -= 1 }
       m(j + 1) = mi
       w(j + 1) = wi
       i += 1
