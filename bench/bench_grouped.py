@@ -1,7 +1,5 @@
 """sparkagg's grouped operator (exec/: GroupsAccumulators over batches) against Spark's built-ins and against
 sparkagg's own TypedImperativeAggregate path (the same functions with spark.sparkagg.groups.enabled=false),
-every call on the operator (spark.sparkagg.groups.adapters=true: approx_percentile_cont and array_agg have
-no native GroupsAccumulator and run through the adapter, which by default is not planned),
 over 5M rows at 1k and 1M groups: df_avg, df_sum, df_var_samp against Spark's code-generated avg, sum,
 var_samp; df_approx_percentile_cont against percentile_approx (p = 0.5) and df_array_agg against
 collect_list (through size(...), so the cost is building the lists). Then, unless --no-spill, a 20M-group
@@ -35,7 +33,6 @@ SPILL_GROUPS = 20_000_000
 
 def main(rows: int, repeat: int, out, spill: bool) -> None:
     spark = common.session()
-    spark.conf.set("spark.sparkagg.groups.adapters", "true")
     common.base_table(spark, rows)
     print(f"bench_grouped: {rows:,} rows, local[2], best of {repeat} (noop write)")
     # Each path's code compiled before timing: Spark's, the grouped operator, the TypedImperativeAggregate host.

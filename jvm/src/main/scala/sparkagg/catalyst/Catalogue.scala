@@ -64,9 +64,13 @@ object Catalogue {
     def answer(of: Bound => String): String = {
       val answers = lists.flatMap(args => Try(f.bind(args, ctx)).toOption.flatMap(_.toOption)
         .flatMap(b => Try(of(b)).toOption).map(_ -> args))
+      // One answer without ordering keys and another with them: said as such, not type by type.
+      val byOrdering = answers.groupMap(_._2.exists(_.sortKey.isDefined))(_._1).map { case (k, v) => k -> v.distinct }
       answers.map(_._1).distinct match {
         case Seq() => "unknown (no argument list tried binds)"
         case Seq(one) => one
+        case Seq(_, _) if byOrdering.size == 2 && byOrdering.values.forall(_.size == 1) =>
+          s"${byOrdering(false).head}; ${byOrdering(true).head} with WITHIN GROUP"
         case many =>
           // Each answer with the shortest argument lists of columns (no constants) that give it.
           many.map { one =>
