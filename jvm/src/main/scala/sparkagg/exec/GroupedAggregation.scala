@@ -5,7 +5,8 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.SparkEnv
 import org.apache.spark.memory.{MemoryConsumer, MemoryMode, TaskMemoryManager}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{JoinedRow, SpecificInternalRow, UnsafeArrayData, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{JoinedRow, SpecificInternalRow, UnsafeArrayData, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.codegen.{UnsafeArrayWriter, UnsafeRowWriter}
 import org.apache.spark.sql.execution.UnsafeKVExternalSorter
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.types._
@@ -68,6 +69,75 @@ private[exec] object GroupedAggregation {
     case _ => g => row.update(j, Call.toCatalyst(column.get(g, dataType), dataType))
   }
 
+  /**
+   * A Partial node's output rows (key, then state fields) written straight into one reused UnsafeRow,
+   * without the general path's row of values and projection: when every key is a primitive or a string
+   * and every state column is a long, double or list-of-double column. None otherwise.
+   */
+  def directStateRows(keyTypes: Seq[DataType], states: Array[Column], stateTypes: Seq[DataType])
+      : Option[(InternalRow, Int) => UnsafeRow] = {
+    val writer = new UnsafeRowWriter(keyTypes.size + states.length, 64)
+    val keyWrites = keyTypes.zipWithIndex.map { case (t, k) => keyWrite(writer, t, k) }
+    val stateWrites = states.zip(stateTypes).zipWithIndex.map { case ((c, t), j) => stateWrite(writer, c, t, keyTypes.size + j) }
+    if (keyWrites.exists(_.isEmpty) || stateWrites.exists(_.isEmpty)) None
+    else {
+      val fields = (keyWrites.map(_.get.asInstanceOf[(InternalRow, Int) => Unit]) ++ stateWrites.map { w =>
+        val write = w.get
+        (_: InternalRow, g: Int) => write(g)
+      }).toArray
+      Some { (key, g) =>
+        writer.reset()
+        writer.zeroOutNullBytes()
+        var f = 0
+        while (f < fields.length) { fields(f)(key, g); f += 1 }
+        writer.getRow
+      }
+    }
+  }
+
+  private def keyWrite(w: UnsafeRowWriter, t: DataType, k: Int): Option[(InternalRow, Int) => Unit] = {
+    def orNull(write: InternalRow => Unit): (InternalRow, Int) => Unit = (key, _) => if (key.isNullAt(k)) w.setNullAt(k) else write(key)
+    t match {
+      case BooleanType => Some(orNull(key => w.write(k, key.getBoolean(k))))
+      case ByteType => Some(orNull(key => w.write(k, key.getByte(k))))
+      case ShortType => Some(orNull(key => w.write(k, key.getShort(k))))
+      case IntegerType | DateType => Some(orNull(key => w.write(k, key.getInt(k))))
+      case LongType | TimestampType | TimestampNTZType => Some(orNull(key => w.write(k, key.getLong(k))))
+      case FloatType => Some(orNull(key => w.write(k, key.getFloat(k))))
+      case DoubleType => Some(orNull(key => w.write(k, key.getDouble(k))))
+      case _: StringType => Some(orNull(key => w.write(k, key.getUTF8String(k))))
+      case _ => None
+    }
+  }
+
+  private def stateWrite(w: UnsafeRowWriter, column: Column, t: DataType, o: Int): Option[Int => Unit] = {
+    def orNull(write: Int => Unit): Int => Unit = g => if (column.isNullAt(g)) w.setNullAt(o) else write(g)
+    (column, t) match {
+      case (c: LongColumn, LongType | TimestampType | TimestampNTZType) => Some(orNull(g => w.write(o, c.values(g))))
+      case (c: LongColumn, IntegerType | DateType) => Some(orNull(g => w.write(o, c.values(g).toInt)))
+      case (c: LongColumn, ShortType) => Some(orNull(g => w.write(o, c.values(g).toShort)))
+      case (c: LongColumn, ByteType) => Some(orNull(g => w.write(o, c.values(g).toByte)))
+      case (c: LongColumn, BooleanType) => Some(orNull(g => w.write(o, c.values(g) != 0)))
+      case (c: DoubleColumn, DoubleType) => Some(orNull(g => w.write(o, c.values(g))))
+      case (c: DoubleColumn, FloatType) => Some(orNull(g => w.write(o, c.values(g).toFloat)))
+      case (c: DoubleListColumn, ArrayType(DoubleType, _)) =>
+        val array = new UnsafeArrayWriter(w, 8)
+        Some(orNull { g =>
+          val start = c.start(g)
+          val n = c.length(g)
+          val previous = w.cursor()
+          array.initialize(n)
+          var e = 0
+          while (e < n) {
+            if (c.isElementNull(start + e)) array.setNull8Bytes(e) else array.write(e, c.values(start + e))
+            e += 1
+          }
+          w.setOffsetAndSizeFromPreviousCursor(o, previous)
+        })
+      case _ => None
+    }
+  }
+
   /** A writer per column, column `j` into field `j` of `row`. */
   def writers(columns: Array[Column], types: Seq[DataType], row: InternalRow): Array[Int => Unit] =
     columns.zip(types).zipWithIndex.map { case ((c, t), j) => writer(c, t, row, j) }
@@ -86,6 +156,7 @@ private[exec] final class GroupedAggregation(
   private val batchSize = settings.batchSize
   private val batch = new BatchBuilder(setup.valueFields, batchSize)
   private val values = setup.valueProjection()
+  private val valueOrdinals = setup.valueFields.map(_._1).toArray
   private var groupIndices = new Array[Int](batchSize)
   private val output = setup.outputProjection()
   private val join = new JoinedRow
@@ -155,7 +226,10 @@ private[exec] final class GroupedAggregation(
     var i = 0
     while (i < n) { groups.stage(b.getRow(i), i, groupIndices); i += 1 }
     groups.finishBatch(n, groupIndices)
-    (setup.allColumns(setup.valueFields.map { case (ordinal, _) => new VectorColumn(b.column(ordinal), n): Column }.toArray, n), n)
+    val read = new Array[Column](valueOrdinals.length)
+    i = 0
+    while (i < read.length) { read(i) = new VectorColumn(b.column(valueOrdinals(i)), n); i += 1 }
+    (setup.allColumns(read, n), n)
   }
 
   private def consumeBatch(batchRead: (Array[Column], Int)): Iterator[InternalRow] = {
@@ -228,20 +302,29 @@ private[exec] final class GroupedAggregation(
     rowsOf(groups.emit(EmitTo.All), n, states, setup.stateTypes.flatten)
   }
 
-  private def rowsOf(keys: Int => InternalRow, n: Int, columns: Array[Column], types: Seq[DataType]) = {
-    val value = new SpecificInternalRow(types)
-    val write = GroupedAggregation.writers(columns, types, value)
-    new Iterator[InternalRow] {
-      private var g = 0
-      def hasNext: Boolean = g < n
-      def next(): InternalRow = {
-        var j = 0
-        while (j < write.length) { write(j)(g); j += 1 }
-        g += 1
-        output(join(keys(g - 1), value))
-      }
+  private def rowsOf(keys: Int => InternalRow, n: Int, columns: Array[Column], types: Seq[DataType]): Iterator[InternalRow] =
+    (if (partial) GroupedAggregation.directStateRows(setup.keyTypes, columns, types) else None) match {
+      case Some(direct) => new GroupRows(n) { def row(g: Int): InternalRow = direct(keys(g), g) }
+      case None =>
+        val value = new SpecificInternalRow(types)
+        val write = GroupedAggregation.writers(columns, types, value)
+        new GroupRows(n) {
+          def row(g: Int): InternalRow = {
+            var j = 0
+            while (j < write.length) { write(j)(g); j += 1 }
+            output(join(keys(g), value))
+          }
+        }
     }
+
+  /** The rows of groups 0 until n, by group number (unboxed, unlike a mapped range). */
+  private abstract class GroupRows(n: Int) extends Iterator[InternalRow] {
+    private var g = 0
+    def row(g: Int): InternalRow
+    def hasNext: Boolean = g < n
+    def next(): InternalRow = { g += 1; row(g - 1) }
   }
+
 
   /** Sizes every accumulator to the current groups (a global aggregate's one group exists without rows). */
   private def catchUp(): Unit = {

@@ -128,16 +128,32 @@ private[functions] final class ArrayAggGroups(elementType: DataType) extends Gro
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
     perGroup.resize(totalGroups)
     val column = states.column(0)
+    // Lists of doubles that come end to end are read in place, without a list view per state.
+    val endToEnd = column match {
+      case c: DoubleListColumn => c
+      case _ => null
+    }
     val f = filter.orNull
     var i = 0
     while (i < states.numRows) {
       if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
-        val list = column.getList(i)
-        var j = 0
-        while (j < list.numElements) {
-          val slot = slotFor(groupIndices(i))
-          if (!list.isNullAt(j)) { Validity.set(present, slot); elements.putElement(slot, list, j) }
-          j += 1
+        val g = groupIndices(i)
+        if (endToEnd != null) {
+          var at = endToEnd.start(i)
+          val until = at + endToEnd.length(i)
+          while (at < until) {
+            val slot = slotFor(g)
+            if (!endToEnd.isElementNull(at)) { Validity.set(present, slot); elements.putDouble(slot, endToEnd.values(at)) }
+            at += 1
+          }
+        } else {
+          val list = column.getList(i)
+          var j = 0
+          while (j < list.numElements) {
+            val slot = slotFor(g)
+            if (!list.isNullAt(j)) { Validity.set(present, slot); elements.putElement(slot, list, j) }
+            j += 1
+          }
         }
       }
       i += 1
@@ -221,6 +237,8 @@ private sealed abstract class ElementPool {
   def reset(capacity: Int): Unit
   def put(slot: Int, column: Column, row: Int): Unit
   def putElement(slot: Int, list: ListValues, j: Int): Unit
+  /** A double element (the pool of a list of doubles). */
+  def putDouble(slot: Int, value: Double): Unit = throw new UnsupportedOperationException(s"${getClass.getSimpleName} holds no doubles")
   def move(from: Int, to: Int): Unit
   /** Forgets the slots [from, until). */
   def clear(from: Int, until: Int): Unit
@@ -271,6 +289,7 @@ private final class PrimitivePool(doubles: Boolean) extends ElementPool {
     values(slot) = if (doubles) java.lang.Double.doubleToRawLongBits(column.getDouble(row)) else column.getLong(row)
   def putElement(slot: Int, list: ListValues, j: Int): Unit =
     values(slot) = if (doubles) java.lang.Double.doubleToRawLongBits(list.getDouble(j)) else list.getLong(j)
+  override def putDouble(slot: Int, value: Double): Unit = values(slot) = java.lang.Double.doubleToRawLongBits(value)
   def move(from: Int, to: Int): Unit = values(to) = values(from)
   def clear(from: Int, until: Int): Unit = ()
   private def double(slot: Int): Double = java.lang.Double.longBitsToDouble(values(slot))
