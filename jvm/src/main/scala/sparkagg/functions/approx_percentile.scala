@@ -324,10 +324,13 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
   }
 
   /** Merges group g's gathered values into its digest, as the row accumulator's flush. */
-  private def flush(g: Int): Unit = if (rows.array(g) > 0) {
+  private def flush(g: Int): Unit = if (mergeGathered(g)) store(g)
+
+  /** The flush's merge, its digest left in the builder: false when group g gathered no value. */
+  private def mergeGathered(g: Int): Boolean = rows.array(g) > 0 && {
     rows.array(g) = 0
     val head = heads.array(g)
-    if (head >= 0) {
+    head >= 0 && {
       var m = 0
       var last = head
       var slot = head
@@ -357,7 +360,7 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
         builder.mergeSorted(sizes.array(g), means, weights, start, length, counts.array(g), mins.array(g),
           maxs.array(g), gathered, m)
       }
-      store(g)
+      true
     }
   }
 
@@ -514,28 +517,45 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
     new ObjectColumn(out)
   }
 
+  /** The emitted groups' states; a group's gathered values are merged straight into its state, not
+   *  stored first (at the end of a partial aggregation that is every group). */
   def state(emit: EmitTo): Array[Column] = {
-    val n = flushed(emit)
+    val n = emit.count(starts.length)
+    val (maxSizes, stateSums, stateCounts, stateMaxs, stateMins) =
+      (new Array[Long](n), new Array[Double](n), new Array[Long](n), new Array[Double](n), new Array[Double](n))
     val offsets = new Array[Int](n + 1)
+    var flat = new Array[Double](math.max(16, 2 * live))
     var g = 0
-    while (g < n) { offsets(g + 1) = offsets(g) + 2 * lengths.array(g); g += 1 }
-    val flat = new Array[Double](offsets(n))
-    g = 0
     while (g < n) {
-      var i = starts.array(g)
+      val merged = mergeGathered(g)
+      val m = if (merged) builder.means else means
+      val w = if (merged) builder.weights else weights
+      val from = if (merged) 0 else starts.array(g)
+      val length = if (merged) builder.centroids else lengths.array(g)
+      if (offsets(g) + 2 * length > flat.length) flat = java.util.Arrays.copyOf(flat, 2 * (offsets(g) + 2 * length))
+      var i = 0
       var at = offsets(g)
-      while (at < offsets(g + 1)) { flat(at) = means(i); flat(at + 1) = weights(i); i += 1; at += 2 }
+      while (i < length) { flat(at) = m(from + i); flat(at + 1) = w(from + i); i += 1; at += 2 }
+      offsets(g + 1) = at
+      if (merged) {
+        maxSizes(g) = builder.maxSize
+        stateSums(g) = builder.sum
+        stateCounts(g) = builder.count
+        stateMaxs(g) = builder.max
+        stateMins(g) = builder.min
+      } else {
+        maxSizes(g) = sizes.array(g)
+        stateSums(g) = sums.array(g)
+        stateCounts(g) = counts.array(g)
+        stateMaxs(g) = maxs.array(g)
+        stateMins(g) = mins.array(g)
+      }
       g += 1
     }
-    val maxSizes = new Array[Long](n)
-    g = 0
-    while (g < n) { maxSizes(g) = sizes.array(g); g += 1 }
-    val columns = Array[Column](new LongColumn(maxSizes, null, n),
-      new DoubleColumn(sums.array.take(n), null, n), new LongColumn(counts.array.take(n), null, n),
-      new DoubleColumn(maxs.array.take(n), null, n), new DoubleColumn(mins.array.take(n), null, n),
-      new DoubleListColumn(flat, offsets, null, n))
     drop(emit)
-    columns
+    Array[Column](new LongColumn(maxSizes, null, n), new DoubleColumn(stateSums, null, n),
+      new LongColumn(stateCounts, null, n), new DoubleColumn(stateMaxs, null, n), new DoubleColumn(stateMins, null, n),
+      new DoubleListColumn(flat, offsets, null, n))
   }
 
   /** Each kept row's one-value digest (a NULL or filtered row: an empty digest). */
