@@ -37,7 +37,8 @@ object EmitTo {
  *    group `groupIndices(i)` (the array may be longer than the batch); a row whose `filter` entry is not
  *    true (false or NULL: SQL's FILTER clause) is skipped. `totalGroups` is the number of groups so far;
  *    it only grows between emits, and a group that never received a row still exists and evaluates to
- *    the function's empty value. `values` are the arguments cast to [[Bound.coerceTo]].
+ *    the function's empty value. `values` are the arguments cast to [[Bound.coerceTo]], valid only
+ *    during the call: an operator reuses its batch arrays, so an accumulator copies what it keeps.
  *  - `mergeBatch(states, ...)`: the same with state rows (one column per field of the state schema), as
  *    `state` emitted them here or in another partition, or as `convertToState` made them.
  *  - `evaluate(emit)` / `state(emit)`: the results / state fields of the emitted groups, in group order,
