@@ -186,6 +186,18 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     } finally query.stop()
   }
 
+  test("array<double> values (NULL lists, NULL elements) gathered end to end agree with the other path") {
+    // The lists travel as arguments, then as array_agg's nested state lists, then as first_value's state.
+    spark.sql("SELECT id % 3 AS k, IF(id % 4 = 0, NULL, array(id * 1.5D, IF(id % 2 = 0, NULL, -id * 1.0D))) AS arr " +
+      "FROM range(40)").repartition(3).createOrReplaceTempView("lists")
+    val sql = "SELECT k, sort_array(transform(df_array_agg(arr), x -> to_json(x))) AS a, df_count(arr) AS c, " +
+      "df_first_value(arr) WITHIN GROUP (ORDER BY arr[0]) AS f FROM lists GROUP BY k ORDER BY k"
+    val (grouped, typed, nodes) = bothPaths(sql)
+    assert(nodes.nonEmpty)
+    assert(grouped == typed)
+    assert(grouped.head.getSeq[String](1).count(_ == null) == 4 && grouped.head.getSeq[String](1).contains("[27.0,null]"))
+  }
+
   test("ANSI overflow on the grouped path names the function") {
     withConf("spark.sql.ansi.enabled" -> "true") {
       val e = intercept[Exception](spark.sql(
