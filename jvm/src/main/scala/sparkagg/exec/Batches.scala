@@ -181,7 +181,8 @@ private[exec] final class CatalystColumn(values: Array[Any], validity: Array[Lon
 private[exec] final class ConstantColumn(value: Any, val numRows: Int) extends Column {
   val hasNulls: Boolean = value == null && numRows > 0
   def isNullAt(row: Int): Boolean = value == null
-  private def number = value match {
+  // Read once: adapters read a constant on every row.
+  private lazy val number = value match {
     case b: Boolean => if (b) 1L else 0L
     case n: java.lang.Number => n.longValue
     case other => unsupported(String.valueOf(other))

@@ -13,17 +13,18 @@ import sparkagg.catalyst.{AccumulatorAggregate, Form}
 
 /**
  * Plans an aggregation whose functions are all sparkagg's, each called plainly (no DISTINCT, no state
- * forms) and with a native GroupsAccumulator (unless `adapters`, below), as a Partial [[GroupedAggregateExec]] below a shuffle by the keys and a Final one above it, as Spark
+ * forms) and with a native GroupsAccumulator (unless `adapters`, below), as a Partial
+ * [[GroupedAggregateExec]] below a shuffle by the keys and a Final one above it, as Spark
  * plans its own hash aggregation. Anything else stays with Spark's planner, where sparkagg's functions
  * run as TypedImperativeAggregates in ObjectHashAggregateExec.
  *
  * Settings (read when a query runs):
  *  - `spark.sparkagg.groups.enabled` (default true): false plans every aggregation Spark's way.
  *  - `spark.sparkagg.groups.adapters` (default false): also plan calls without a native GroupsAccumulator
- *    (median, array_agg, the t-digest, ...), each run as one Accumulator per group. Off by default: a
- *    million live accumulators cost more in garbage collection than ObjectHashAggregateExec's fallback to
- *    sorting (bench_grouped, 1M groups: approx_percentile_cont 6.5 s against 3.3 s, array_agg 2.5 s
- *    against 1.6 s), while at 1k groups the gain is small (0.67 s against 0.89 s, 0.71 s against 0.75 s).
+ *    (median, percentile_cont, string_agg, first/last/nth_value, ordered array_agg, ...), each run as one
+ *    Accumulator per group. Off by default: a million live accumulators cost more in garbage collection
+ *    than ObjectHashAggregateExec's fallback to sorting (bench_grouped, 1M groups, before the t-digest had
+ *    its native accumulator: approx_percentile_cont 6.5 s through the adapter against 3.3 s).
  *  - `spark.sparkagg.groups.batchSize` (default 8192): rows per batch.
  *  - `spark.sparkagg.groups.skipPartialRows` (default -1: never) and `spark.sparkagg.groups.skipPartialRatio`
  *    (default 0.8): after that many rows, a Partial node with at least that ratio of groups to rows stops
