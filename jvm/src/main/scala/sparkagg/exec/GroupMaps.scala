@@ -5,6 +5,7 @@ import java.util.Arrays
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{SpecificInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.types._
+import org.apache.spark.sql.vectorized.ColumnarBatch
 import sparkagg.api.{EmitTo, GroupVectors}
 
 /**
@@ -19,6 +20,11 @@ private[exec] abstract class GroupMap {
   /** Row `i` of a batch: `groups(i)` is its group once [[finishBatch]] has run. Here at once; a table
    *  may instead read the key now and look the batch's keys up together. */
   def stage(row: InternalRow, i: Int, groups: Array[Int]): Unit = groups(i) = groupOf(row)
+  /** Every row of a columnar batch staged; a table may read its key vector directly. */
+  def stageBatch(batch: ColumnarBatch, groups: Array[Int]): Unit = {
+    var i = 0
+    while (i < batch.numRows) { stage(batch.getRow(i), i, groups); i += 1 }
+  }
   /** Completes `groups` for the batch's `n` staged rows, giving new keys groups in row order. */
   def finishBatch(n: Int, groups: Array[Int]): Unit = ()
   def emit(emit: EmitTo): Int => InternalRow
@@ -45,14 +51,22 @@ private[exec] final class SingleGroup extends GroupMap {
 
 /**
  * The fast path for one integer-like key (tinyint to bigint, date, timestamp) read at `ordinal` of the
- * row: open addressing over a primitive key array, no object per key; NULL is a group of its own.
+ * row, with no object per key; NULL is a group of its own. Keys that fall in a dense range (ids, days,
+ * a modulus) index an array of groups directly: one access per row, in key order when keys come in order.
+ * Once the keys' range passes [[LongKeyMap.DensePerGroup]] times the groups (where the array would cost
+ * more than the table), every key moves to open addressing over a primitive array, for the rest of the
+ * groups' life.
  */
 private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends GroupMap {
-  // Slot s holds its key at 2s and its group + 1 at 2s + 1 (0: empty): a probe touches one cache line.
-  private var mask = 1023
-  private var slots = new Array[Long](2 * (mask + 1))
   private var nullGroup = -1
   private var count = 0
+
+  // Dense: key `low + i` has group `direct(i) - 1` (0: not seen). Null once the keys moved to `slots`.
+  private var direct = new Array[Int](LongKeyMap.InitialDense)
+  private var low = 0L
+  // Hashed: slot s holds its key at 2s and its group + 1 at 2s + 1 (0: empty), a probe touches one cache line.
+  private var mask = 0
+  private var slots: Array[Long] = null
 
   // The key's width in bytes, matched per row instead of calling a closure, which would box the Long.
   private val width = keyType match {
@@ -72,8 +86,8 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
 
   def groupOf(row: InternalRow): Int = if (row.isNullAt(ordinal)) groupOfNull() else groupOfKey(read(row))
 
-  // A batch's keys are read first and looked up in two passes: the first touches every key's slot, so
-  // that the cache misses of a large table overlap instead of coming one after another.
+  // A batch's keys are read first and looked up together: hashed, in two passes, the first touching
+  // every key's slot so that the cache misses of a large table overlap instead of coming one after another.
   private var staged = new Array[Long](1024)
   private var touched = 0L
 
@@ -82,12 +96,36 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
     if (row.isNullAt(ordinal)) groups(i) = -1 else { groups(i) = 0; staged(i) = read(row) }
   }
 
-  override def finishBatch(n: Int, groups: Array[Int]): Unit = {
-    var sum = 0L
+  // The key vector read in one loop: no row view, and the vector's getter is the only one the loop calls.
+  override def stageBatch(batch: ColumnarBatch, groups: Array[Int]): Unit = {
+    val n = batch.numRows
+    if (n > staged.length) staged = Arrays.copyOf(staged, GroupVectors.grow(staged.length, n))
+    val keys = batch.column(ordinal)
+    val nulls = keys.hasNull
     var i = 0
-    while (i < n) { sum += slots(2 * GroupMap.slot(staged(i), mask) + 1); i += 1 }
-    touched = sum
-    i = 0
+    while (i < n) {
+      if (nulls && keys.isNullAt(i)) groups(i) = -1
+      else {
+        groups(i) = 0
+        staged(i) = width match {
+          case 1 => keys.getByte(i)
+          case 2 => keys.getShort(i)
+          case 4 => keys.getInt(i)
+          case _ => keys.getLong(i)
+        }
+      }
+      i += 1
+    }
+  }
+
+  override def finishBatch(n: Int, groups: Array[Int]): Unit = {
+    var i = 0
+    if (slots != null) {
+      var sum = 0L
+      while (i < n) { sum += slots(2 * GroupMap.slot(staged(i), mask) + 1); i += 1 }
+      touched = sum
+      i = 0
+    }
     while (i < n) { groups(i) = if (groups(i) < 0) groupOfNull() else groupOfKey(staged(i)); i += 1 }
   }
 
@@ -96,7 +134,61 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
     nullGroup
   }
 
-  private def groupOfKey(key: Long): Int = {
+  private def groupOfKey(key: Long): Int =
+    if (slots != null) hashedGroupOf(key)
+    else {
+      val at = key - low
+      if (at >= 0 && at < direct.length) {
+        val g = direct(at.toInt)
+        if (g != 0) g - 1
+        else {
+          direct(at.toInt) = count + 1
+          count += 1
+          count - 1
+        }
+      } else {
+        widen(key)
+        groupOfKey(key)
+      }
+    }
+
+  /** Makes room for `key`: a dense array over the keys' new range, or the hash table when that range
+   *  is too wide for the groups. The first key of all places the range. */
+  private def widen(key: Long): Unit = {
+    if (count == (if (nullGroup >= 0) 1 else 0)) { low = key; return }
+    val high = low + direct.length - 1
+    val (from, to) = (math.min(low, key), math.max(high, key))
+    val span = BigInt(to) - BigInt(from) + 1
+    if (span > LongKeyMap.denseLimit(count)) { hash(); return }
+    // Doubled, the new room on the side the key came from (keys in order grow one way).
+    val length = math.min(math.max(span.toLong, 2L * direct.length), LongKeyMap.denseLimit(count)).toInt
+    val start = if (key < low) to - length + 1 else from
+    val widened = new Array[Int](length)
+    System.arraycopy(direct, 0, widened, (low - start).toInt, direct.length)
+    direct = widened
+    low = start
+  }
+
+  /** The keys seen so far into the hash table, which takes every key from now on. */
+  private def hash(): Unit = {
+    mask = Integer.highestOneBit(math.max(1024, 4 * count)) - 1
+    slots = new Array[Long](2 * (mask + 1))
+    var i = 0
+    while (i < direct.length) {
+      if (direct(i) != 0) insert(low + i, direct(i))
+      i += 1
+    }
+    direct = null
+  }
+
+  private def insert(key: Long, groupPlusOne: Long): Unit = {
+    var s = GroupMap.slot(key, mask)
+    while (slots(2 * s + 1) != 0) s = (s + 1) & mask
+    slots(2 * s) = key
+    slots(2 * s + 1) = groupPlusOne
+  }
+
+  private def hashedGroupOf(key: Long): Int = {
     var s = GroupMap.slot(key, mask)
     while (slots(2 * s + 1) != 0 && slots(2 * s) != key) s = (s + 1) & mask
     if (slots(2 * s + 1) != 0) (slots(2 * s + 1) - 1).toInt
@@ -116,27 +208,23 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
     slots = new Array[Long](2 * (mask + 1))
     var i = 0
     while (i < old.length) {
-      if (old(i + 1) != 0) {
-        var s = GroupMap.slot(old(i), mask)
-        while (slots(2 * s + 1) != 0) s = (s + 1) & mask
-        slots(2 * s) = old(i)
-        slots(2 * s + 1) = old(i + 1)
-      }
+      if (old(i + 1) != 0) insert(old(i), old(i + 1))
       i += 2
     }
   }
 
   def emit(emit: EmitTo): Int => InternalRow = {
     GroupMap.emitAllOnly(emit, "the hash table")
-    // Each group's key, read back from the slots (a key array kept in group order would cost a store per new group).
+    // Each group's key, read back from where it is kept (a key array in group order would cost a store per new group).
     val emitted = new Array[Long](count)
     var i = 0
-    while (i < slots.length) { if (slots(i + 1) != 0) emitted((slots(i + 1) - 1).toInt) = slots(i); i += 2 }
+    if (slots != null) while (i < slots.length) { if (slots(i + 1) != 0) emitted((slots(i + 1) - 1).toInt) = slots(i); i += 2 }
+    else while (i < direct.length) { if (direct(i) != 0) emitted(direct(i) - 1) = low + i; i += 1 }
     val nulls = nullGroup
     nullGroup = -1
     count = 0
-    mask = 1023
-    slots = new Array[Long](2 * (mask + 1))
+    direct = new Array[Int](LongKeyMap.InitialDense)
+    slots = null
     val row = new SpecificInternalRow(Seq(keyType))
     g => {
       if (g == nulls) row.setNullAt(0)
@@ -150,10 +238,20 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
     }
   }
 
-  def size: Long = 16L * (mask + 1)
+  def size: Long = if (slots != null) 16L * (mask + 1) else 4L * direct.length
+
+  /** Whether the keys are hashed (for tests). */
+  private[exec] def hashed: Boolean = slots != null
 }
 
 object LongKeyMap {
+  private val InitialDense = 1024
+  /** A dense array may span this many keys per group: at 4 bytes a key it then costs what the hash
+   *  table does (16-byte slots, at least two per group). */
+  val DensePerGroup = 8
+
+  private def denseLimit(groups: Int): Long = math.min(DensePerGroup * math.max(groups.toLong, InitialDense), 1L << 30)
+
   def supports(keyType: DataType): Boolean = keyType match {
     case ByteType | ShortType | IntegerType | DateType | LongType | TimestampType | TimestampNTZType => true
     case _ => false

@@ -223,11 +223,10 @@ private[exec] final class GroupedAggregation(
   private def readColumnar(b: ColumnarBatch): (Array[Column], Int) = {
     val n = b.numRows
     if (groupIndices.length < n) groupIndices = new Array[Int](n)
-    var i = 0
-    while (i < n) { groups.stage(b.getRow(i), i, groupIndices); i += 1 }
+    groups.stageBatch(b, groupIndices)
     groups.finishBatch(n, groupIndices)
     val read = new Array[Column](valueOrdinals.length)
-    i = 0
+    var i = 0
     while (i < read.length) { read(i) = new VectorColumn(b.column(valueOrdinals(i)), n); i += 1 }
     (setup.allColumns(read, n), n)
   }

@@ -1,0 +1,109 @@
+package sparkagg.exec
+
+import scala.collection.mutable
+import scala.util.Random
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
+import org.apache.spark.sql.types._
+import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
+import org.scalatest.funsuite.AnyFunSuite
+import sparkagg.api.EmitTo
+
+/**
+ * The one-integer key table: groups numbered in order of first sight (NULL a group of its own), the same
+ * whether keys stay in its dense array, widen it either way, or move it to the hash table; keys handed back
+ * by group on emit, after which numbering starts again. Expected groups are worked by hand, or, for the
+ * random cases, by a map that numbers keys in order of first sight.
+ */
+class GroupMapSuite extends AnyFunSuite {
+  /** The groups of `keys` (None: NULL) staged and finished in batches of `batch` rows. */
+  private def groupsOf(map: LongKeyMap, keys: Seq[Option[Long]], batch: Int = 4): Seq[Int] =
+    keys.grouped(batch).flatMap { chunk =>
+      val groups = new Array[Int](chunk.size)
+      chunk.zipWithIndex.foreach { case (k, i) => map.stage(InternalRow(k.orNull), i, groups) }
+      map.finishBatch(chunk.size, groups)
+      groups.toSeq
+    }.toSeq
+
+  private def emitted(map: LongKeyMap): Seq[Option[Long]] = {
+    val n = map.numGroups
+    val key = map.emit(EmitTo.All)
+    (0 until n).map { g => val row = key(g); if (row.isNullAt(0)) None else Some(row.getLong(0)) }
+  }
+
+  test("keys in a dense range: numbered in order of first sight, NULL a group of its own, no hashing") {
+    val map = new LongKeyMap(0, LongType)
+    val keys = Seq(Some(5L), Some(6L), Some(5L), Some(7L), None, Some(6L), None, Some(4L))
+    assert(groupsOf(map, keys) == Seq(0, 1, 0, 2, 3, 1, 3, 4))
+    assert(!map.hashed)
+    assert(emitted(map) == Seq(Some(5L), Some(6L), Some(7L), None, Some(4L)))
+  }
+
+  test("the dense range widens below and above its first key") {
+    val map = new LongKeyMap(0, LongType)
+    val keys = Seq(1000L, 10L, 5000L, 1000L, -3000L, 10L, 5000L).map(Some(_))
+    assert(groupsOf(map, keys, batch = 3) == Seq(0, 1, 2, 0, 3, 1, 2))
+    assert(!map.hashed)
+    assert(emitted(map) == Seq(1000L, 10L, 5000L, -3000L).map(Some(_)))
+  }
+
+  test("keys too far apart for the dense array move to the hash table with their groups") {
+    val map = new LongKeyMap(0, LongType)
+    val dense = (0L until 3000L).map(Some(_))
+    assert(groupsOf(map, dense, batch = 1000) == (0 until 3000))
+    assert(!map.hashed)
+    val far = Seq(Some(1L << 40), Some(7L), None, Some(Long.MinValue), Some(Long.MaxValue), Some(1L << 40), Some(2999L))
+    assert(groupsOf(map, far) == Seq(3000, 7, 3001, 3002, 3003, 3000, 2999))
+    assert(map.hashed)
+    assert(emitted(map) == dense ++ Seq(Some(1L << 40), None, Some(Long.MinValue), Some(Long.MaxValue)))
+  }
+
+  test("after an emit, numbering starts again in a fresh dense array") {
+    val map = new LongKeyMap(0, LongType)
+    groupsOf(map, Seq(Some(0L), Some(1L << 50)))
+    assert(map.hashed)
+    emitted(map)
+    assert(map.numGroups == 0 && !map.hashed)
+    assert(groupsOf(map, Seq(Some(-7L), None, Some(-7L), Some(-6L))) == Seq(0, 1, 0, 2))
+    assert(emitted(map) == Seq(Some(-7L), None, Some(-6L)))
+  }
+
+  test("int keys read from a column vector, with NULLs") {
+    val map = new LongKeyMap(1, IntegerType)
+    val other = new OnHeapColumnVector(6, StringType)
+    val ints = new OnHeapColumnVector(6, IntegerType)
+    Seq(Some(3), None, Some(-2), Some(3), None, Some(Int.MinValue)).zipWithIndex.foreach {
+      case (Some(v), i) => ints.putInt(i, v)
+      case (None, i) => ints.putNull(i)
+    }
+    val batch = new ColumnarBatch(Array[ColumnVector](other, ints), 6)
+    val groups = new Array[Int](6)
+    map.stageBatch(batch, groups)
+    map.finishBatch(6, groups)
+    assert(groups.toSeq == Seq(0, 1, 2, 0, 1, 3))
+    val key = map.emit(EmitTo.All)
+    assert((0 until 4).map(g => if (key(g).isNullAt(0)) None else Some(key(g).getInt(0))) ==
+      Seq(Some(3), None, Some(-2), Some(Int.MinValue)))
+  }
+
+  test("random keys, dense and sparse mixed, in batches: every key keeps the group of its first sight") {
+    val rnd = new Random(7)
+    for (round <- 0 until 20) {
+      val map = new LongKeyMap(0, LongType)
+      val base = rnd.nextLong() >> rnd.nextInt(64)
+      val spread = 1 + rnd.nextInt(100000)
+      val keys = Seq.fill(20000) {
+        rnd.nextInt(100) match {
+          case 0 => None
+          case r if r < 100 - round => Some(base + rnd.nextInt(spread))
+          case _ => Some(rnd.nextLong())
+        }
+      }
+      val expected = mutable.LinkedHashMap.empty[Option[Long], Int]
+      val want = keys.map(k => expected.getOrElseUpdate(k, expected.size))
+      assert(groupsOf(map, keys, batch = 1 + rnd.nextInt(5000)) == want, s"round $round")
+      assert(emitted(map) == expected.keys.toSeq, s"round $round")
+    }
+  }
+}
