@@ -5,15 +5,12 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.SparkEnv
 import org.apache.spark.memory.{MemoryConsumer, MemoryMode, TaskMemoryManager}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{JoinedRow, SpecificInternalRow, UnsafeArrayData, UnsafeProjection, UnsafeRow}
-import org.apache.spark.sql.catalyst.expressions.codegen.{UnsafeArrayWriter, UnsafeRowWriter}
+import org.apache.spark.sql.catalyst.expressions.{JoinedRow, UnsafeProjection}
 import org.apache.spark.sql.execution.UnsafeKVExternalSorter
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.ColumnarBatch
-import org.apache.spark.unsafe.Platform
 import sparkagg.api._
-import sparkagg.catalyst.Call
 
 /** The settings of the grouped path, read from the session when a query runs (see [[GroupedAggregateStrategy]]). */
 final case class GroupedSettings(batchSize: Int, skipPartialRows: Long, skipPartialRatio: Double)
@@ -35,114 +32,6 @@ final case class GroupedSettings(batchSize: Int, skipPartialRows: Long, skipPart
  * not reduce the rows; it emits what it has and passes every further row on as a state of its own
  * (`convertToState`), when every function can.
  */
-private[exec] object GroupedAggregation {
-  /** Writes row `g` of `column` (of Catalyst type `dataType`) into field `j` of `row`: primitive columns
-   *  without boxing, others through the api-to-Catalyst conversion. A value written is valid until the
-   *  next one: `row` is projected (copied) after every write. */
-  def writer(column: Column, dataType: DataType, row: InternalRow, j: Int): Int => Unit = (column, dataType) match {
-    case (c: LongColumn, LongType | TimestampType | TimestampNTZType) =>
-      g => if (c.isNullAt(g)) row.setNullAt(j) else row.setLong(j, c.values(g))
-    case (c: DoubleColumn, DoubleType) =>
-      g => if (c.isNullAt(g)) row.setNullAt(j) else row.setDouble(j, c.values(g))
-    case (c: DoubleListColumn, ArrayType(DoubleType, _)) =>
-      // Each list laid out as an UnsafeArrayData in one reused buffer: the output projection copies it
-      // before the next row is written, so no array is allocated per group.
-      val list = new UnsafeArrayData
-      var buffer = new Array[Long](64)
-      g => if (c.isNullAt(g)) row.setNullAt(j) else {
-        val n = c.length(g)
-        val header = UnsafeArrayData.calculateHeaderPortionInBytes(n)
-        val bytes = header + 8 * n
-        if (bytes > 8 * buffer.length) buffer = new Array[Long](2 * (bytes / 8))
-        java.util.Arrays.fill(buffer, 0, header / 8, 0L)
-        Platform.putLong(buffer, Platform.LONG_ARRAY_OFFSET, n)
-        // Null bits follow the length word, bit j for element j.
-        if (c.elementValidity != null) {
-          var e = 0
-          while (e < n) { if (c.isElementNull(c.start(g) + e)) buffer(1 + (e >> 6)) |= 1L << e; e += 1 }
-        }
-        Platform.copyMemory(c.values, Platform.DOUBLE_ARRAY_OFFSET + 8L * c.start(g), buffer,
-          Platform.LONG_ARRAY_OFFSET + header, 8L * n)
-        list.pointTo(buffer, Platform.LONG_ARRAY_OFFSET, bytes)
-        row.update(j, list)
-      }
-    case _ => g => row.update(j, Call.toCatalyst(column.get(g, dataType), dataType))
-  }
-
-  /**
-   * A Partial node's output rows (key, then state fields) written straight into one reused UnsafeRow,
-   * without the general path's row of values and projection: when every key is a primitive or a string
-   * and every state column is a long, double or list-of-double column. None otherwise.
-   */
-  def directStateRows(keyTypes: Seq[DataType], states: Array[Column], stateTypes: Seq[DataType])
-      : Option[(InternalRow, Int) => UnsafeRow] = {
-    val writer = new UnsafeRowWriter(keyTypes.size + states.length, 64)
-    val keyWrites = keyTypes.zipWithIndex.map { case (t, k) => keyWrite(writer, t, k) }
-    val stateWrites = states.zip(stateTypes).zipWithIndex.map { case ((c, t), j) => stateWrite(writer, c, t, keyTypes.size + j) }
-    if (keyWrites.exists(_.isEmpty) || stateWrites.exists(_.isEmpty)) None
-    else {
-      val fields = (keyWrites.map(_.get.asInstanceOf[(InternalRow, Int) => Unit]) ++ stateWrites.map { w =>
-        val write = w.get
-        (_: InternalRow, g: Int) => write(g)
-      }).toArray
-      Some { (key, g) =>
-        writer.reset()
-        writer.zeroOutNullBytes()
-        var f = 0
-        while (f < fields.length) { fields(f)(key, g); f += 1 }
-        writer.getRow
-      }
-    }
-  }
-
-  private def keyWrite(w: UnsafeRowWriter, t: DataType, k: Int): Option[(InternalRow, Int) => Unit] = {
-    def orNull(write: InternalRow => Unit): (InternalRow, Int) => Unit = (key, _) => if (key.isNullAt(k)) w.setNullAt(k) else write(key)
-    t match {
-      case BooleanType => Some(orNull(key => w.write(k, key.getBoolean(k))))
-      case ByteType => Some(orNull(key => w.write(k, key.getByte(k))))
-      case ShortType => Some(orNull(key => w.write(k, key.getShort(k))))
-      case IntegerType | DateType => Some(orNull(key => w.write(k, key.getInt(k))))
-      case LongType | TimestampType | TimestampNTZType => Some(orNull(key => w.write(k, key.getLong(k))))
-      case FloatType => Some(orNull(key => w.write(k, key.getFloat(k))))
-      case DoubleType => Some(orNull(key => w.write(k, key.getDouble(k))))
-      case _: StringType => Some(orNull(key => w.write(k, key.getUTF8String(k))))
-      case _ => None
-    }
-  }
-
-  private def stateWrite(w: UnsafeRowWriter, column: Column, t: DataType, o: Int): Option[Int => Unit] = {
-    def orNull(write: Int => Unit): Int => Unit = g => if (column.isNullAt(g)) w.setNullAt(o) else write(g)
-    (column, t) match {
-      case (c: LongColumn, LongType | TimestampType | TimestampNTZType) => Some(orNull(g => w.write(o, c.values(g))))
-      case (c: LongColumn, IntegerType | DateType) => Some(orNull(g => w.write(o, c.values(g).toInt)))
-      case (c: LongColumn, ShortType) => Some(orNull(g => w.write(o, c.values(g).toShort)))
-      case (c: LongColumn, ByteType) => Some(orNull(g => w.write(o, c.values(g).toByte)))
-      case (c: LongColumn, BooleanType) => Some(orNull(g => w.write(o, c.values(g) != 0)))
-      case (c: DoubleColumn, DoubleType) => Some(orNull(g => w.write(o, c.values(g))))
-      case (c: DoubleColumn, FloatType) => Some(orNull(g => w.write(o, c.values(g).toFloat)))
-      case (c: DoubleListColumn, ArrayType(DoubleType, _)) =>
-        val array = new UnsafeArrayWriter(w, 8)
-        Some(orNull { g =>
-          val start = c.start(g)
-          val n = c.length(g)
-          val previous = w.cursor()
-          array.initialize(n)
-          var e = 0
-          while (e < n) {
-            if (c.isElementNull(start + e)) array.setNull8Bytes(e) else array.write(e, c.values(start + e))
-            e += 1
-          }
-          w.setOffsetAndSizeFromPreviousCursor(o, previous)
-        })
-      case _ => None
-    }
-  }
-
-  /** A writer per column, column `j` into field `j` of `row`. */
-  def writers(columns: Array[Column], types: Seq[DataType], row: InternalRow): Array[Int => Unit] =
-    columns.zip(types).zipWithIndex.map { case ((c, t), j) => writer(c, t, row, j) }
-}
-
 private[exec] final class GroupedAggregation(
     setup: GroupedSetup,
     settings: GroupedSettings,
@@ -159,7 +48,6 @@ private[exec] final class GroupedAggregation(
   private val valueOrdinals = setup.valueFields.map(_._1).toArray
   private var groupIndices = new Array[Int](batchSize)
   private val output = setup.outputProjection()
-  private val join = new JoinedRow
   private lazy val empty = setup.allColumns(batch.columns(0), 0) // zero rows, for catchUp
 
   // A columnar child's batches are read in place when every argument is a plain column; else as rows.
@@ -301,29 +189,20 @@ private[exec] final class GroupedAggregation(
     rowsOf(groups.emit(EmitTo.All), n, states, setup.stateTypes.flatten)
   }
 
-  private def rowsOf(keys: Int => InternalRow, n: Int, columns: Array[Column], types: Seq[DataType]): Iterator[InternalRow] =
-    (if (partial) GroupedAggregation.directStateRows(setup.keyTypes, columns, types) else None) match {
-      case Some(direct) => new GroupRows(n) { def row(g: Int): InternalRow = direct(keys(g), g) }
-      case None =>
-        val value = new SpecificInternalRow(types)
-        val write = GroupedAggregation.writers(columns, types, value)
-        new GroupRows(n) {
-          def row(g: Int): InternalRow = {
-            var j = 0
-            while (j < write.length) { write(j)(g); j += 1 }
-            output(join(keys(g), value))
-          }
-        }
+  /** The output rows of groups 0 until n: each group's key and columns, projected. */
+  private def rowsOf(keys: Int => InternalRow, n: Int, columns: Array[Column], types: Seq[DataType]): Iterator[InternalRow] = {
+    val group = new GroupRow(setup.keyTypes, columns, types)
+    new Iterator[InternalRow] {
+      private var g = 0
+      def hasNext: Boolean = g < n
+      def next(): InternalRow = {
+        group.key = keys(g)
+        group.group = g
+        g += 1
+        output(group)
+      }
     }
-
-  /** The rows of groups 0 until n, by group number (unboxed, unlike a mapped range). */
-  private abstract class GroupRows(n: Int) extends Iterator[InternalRow] {
-    private var g = 0
-    def row(g: Int): InternalRow
-    def hasNext: Boolean = g < n
-    def next(): InternalRow = { g += 1; row(g - 1) }
   }
-
 
   /** Sizes every accumulator to the current groups (a global aggregate's one group exists without rows). */
   private def catchUp(): Unit = {
@@ -351,14 +230,11 @@ private[exec] final class GroupedAggregation(
     val keys = groups.emit(EmitTo.All)
     release()
     val run = newSorter()
-    val types = setup.stateTypes.flatten
-    val value = new SpecificInternalRow(types)
-    val write = GroupedAggregation.writers(states, types, value)
+    val group = new GroupRow(Nil, states, setup.stateTypes.flatten)
     var g = 0
     while (g < n) {
-      var j = 0
-      while (j < write.length) { write(j)(g); j += 1 }
-      run.insertKV(keyToUnsafe(keys(g)), stateToUnsafe(value))
+      group.group = g
+      run.insertKV(keyToUnsafe(keys(g)), stateToUnsafe(group))
       g += 1
     }
     // Merging moves the run to disk (the first run too, into an empty sorter), so spilled groups leave

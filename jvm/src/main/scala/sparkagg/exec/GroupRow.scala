@@ -1,0 +1,128 @@
+package sparkagg.exec
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeArrayData}
+import org.apache.spark.sql.catalyst.util.{ArrayData, MapData}
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
+import org.apache.spark.unsafe.types.{BinaryView, CalendarInterval, TimestampNanosVal, UTF8String, VariantVal}
+import sparkagg.api._
+import sparkagg.catalyst.Call
+
+/**
+ * One emitted group as a Catalyst row, read in place: the group's key (fields of `keyTypes`, from
+ * `key`) and then row `group` of each of `columns` (an accumulator's states or results, of Catalyst types
+ * `types`). An UnsafeProjection over it writes output, state and spill rows; the projection's generated
+ * code calls this one class, so its getters inline and long, double and list-of-double columns are read
+ * straight from their arrays, with no row of values filled first.
+ *
+ * A list of doubles is laid out as an UnsafeArrayData in one reused buffer, which the projection copies
+ * as bytes; it is valid until the next `getArray`.
+ */
+private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Column], types: Seq[DataType])
+  extends InternalRow {
+  private val numKeys = keyTypes.size
+  var key: InternalRow = _
+  var group = 0
+
+  private val longs = columns.map { case c: LongColumn => c.values; case _ => null }
+  private val doubles = columns.map { case c: DoubleColumn => c.values; case _ => null }
+  private val validity = columns.map {
+    case c: LongColumn => c.validity
+    case c: DoubleColumn => c.validity
+    case c: DoubleListColumn => c.validity
+    case _ => null
+  }
+  // Whether a column's NULLs are in `validity` (a null bitmap there: no NULLs); else the column is asked.
+  private val bitmapped = columns.map(c => c.isInstanceOf[LongColumn] || c.isInstanceOf[DoubleColumn] || c.isInstanceOf[DoubleListColumn])
+  private val doubleLists = columns.zip(types).map {
+    case (c: DoubleListColumn, ArrayType(DoubleType, _)) => c
+    case _ => null
+  }
+
+  def numFields: Int = numKeys + columns.length
+
+  def isNullAt(i: Int): Boolean =
+    if (i < numKeys) key.isNullAt(i)
+    else {
+      val c = i - numKeys
+      if (bitmapped(c)) !Validity.isValid(validity(c), group) else columns(c).isNullAt(group)
+    }
+
+  override def getBoolean(i: Int): Boolean = if (i < numKeys) key.getBoolean(i) else column(i).getBoolean(group)
+  override def getByte(i: Int): Byte = if (i < numKeys) key.getByte(i) else column(i).getByte(group)
+  override def getShort(i: Int): Short = if (i < numKeys) key.getShort(i) else column(i).getShort(group)
+  override def getInt(i: Int): Int = if (i < numKeys) key.getInt(i) else column(i).getInt(group)
+  override def getFloat(i: Int): Float = if (i < numKeys) key.getFloat(i) else column(i).getFloat(group)
+
+  override def getLong(i: Int): Long =
+    if (i < numKeys) key.getLong(i)
+    else {
+      val values = longs(i - numKeys)
+      if (values != null) values(group) else column(i).getLong(group)
+    }
+
+  override def getDouble(i: Int): Double =
+    if (i < numKeys) key.getDouble(i)
+    else {
+      val values = doubles(i - numKeys)
+      if (values != null) values(group) else column(i).getDouble(group)
+    }
+
+  override def getUTF8String(i: Int): UTF8String = if (i < numKeys) key.getUTF8String(i) else value(i).asInstanceOf[UTF8String]
+  override def getDecimal(i: Int, precision: Int, scale: Int): Decimal =
+    if (i < numKeys) key.getDecimal(i, precision, scale) else value(i).asInstanceOf[Decimal]
+  override def getBinary(i: Int): Array[Byte] = if (i < numKeys) key.getBinary(i) else value(i).asInstanceOf[Array[Byte]]
+  override def getInterval(i: Int): CalendarInterval = if (i < numKeys) key.getInterval(i) else value(i).asInstanceOf[CalendarInterval]
+  override def getStruct(i: Int, numFields: Int): InternalRow =
+    if (i < numKeys) key.getStruct(i, numFields) else value(i).asInstanceOf[InternalRow]
+  override def getMap(i: Int): MapData = if (i < numKeys) key.getMap(i) else value(i).asInstanceOf[MapData]
+  def getVariant(i: Int): VariantVal = if (i < numKeys) key.getVariant(i) else value(i).asInstanceOf[VariantVal]
+  def getBinaryView(i: Int): BinaryView = if (i < numKeys) key.getBinaryView(i) else value(i).asInstanceOf[BinaryView]
+  def getTimestampLTZNanos(i: Int): TimestampNanosVal =
+    if (i < numKeys) key.getTimestampLTZNanos(i) else value(i).asInstanceOf[TimestampNanosVal]
+  def getTimestampNTZNanos(i: Int): TimestampNanosVal =
+    if (i < numKeys) key.getTimestampNTZNanos(i) else value(i).asInstanceOf[TimestampNanosVal]
+
+  override def getArray(i: Int): ArrayData =
+    if (i < numKeys) key.getArray(i)
+    else {
+      val list = doubleLists(i - numKeys)
+      if (list != null) doubleList(list) else value(i).asInstanceOf[ArrayData]
+    }
+
+  def get(i: Int, dataType: DataType): AnyRef =
+    if (i < numKeys) key.get(i, dataType) else if (isNullAt(i)) null else value(i).asInstanceOf[AnyRef]
+
+  private def column(i: Int): Column = columns(i - numKeys)
+  private def value(i: Int): Any = Call.toCatalyst(column(i).get(group, types(i - numKeys)), types(i - numKeys))
+
+  private val list = new UnsafeArrayData
+  private var buffer = new Array[Long](64)
+
+  private def doubleList(c: DoubleListColumn): ArrayData = {
+    val start = c.start(group)
+    val n = c.length(group)
+    val header = UnsafeArrayData.calculateHeaderPortionInBytes(n)
+    val bytes = header + 8 * n
+    if (bytes > 8 * buffer.length) buffer = new Array[Long](2 * (bytes / 8))
+    java.util.Arrays.fill(buffer, 0, header / 8, 0L)
+    buffer(0) = n
+    // Null bits follow the length word, bit j for element j.
+    if (c.elementValidity != null) {
+      var e = 0
+      while (e < n) { if (c.isElementNull(start + e)) buffer(1 + (e >> 6)) |= 1L << e; e += 1 }
+    }
+    Platform.copyMemory(c.values, Platform.DOUBLE_ARRAY_OFFSET + 8L * start, buffer,
+      Platform.LONG_ARRAY_OFFSET + header, 8L * n)
+    list.pointTo(buffer, Platform.LONG_ARRAY_OFFSET, bytes)
+    list
+  }
+
+  def setNullAt(i: Int): Unit = throw new UnsupportedOperationException("a group's row is read-only")
+  def update(i: Int, value: Any): Unit = throw new UnsupportedOperationException("a group's row is read-only")
+  def copy(): InternalRow = {
+    val fieldTypes = keyTypes ++ types
+    new GenericInternalRow(Array.tabulate[Any](numFields)(i => InternalRow.copyValue(get(i, fieldTypes(i)))))
+  }
+}
