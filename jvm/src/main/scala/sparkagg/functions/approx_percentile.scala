@@ -80,7 +80,7 @@ private[functions] object ApproxPercentile {
       () => if (weighted) new WeightedApproxPercentileAccumulator(fraction, size, result)
         else new ApproxPercentileAccumulator(fraction, size, result),
       coerceTo = coerceTo,
-      newGroupsAccumulator = Some(() => new TDigestGroups(fraction, size, result, weighted)))
+      newGroupsAccumulator = Some(() => new TDigestGroups(fraction, size, returnType, result, weighted)))
   }
 }
 
@@ -265,8 +265,9 @@ final class WeightedApproxPercentileAccumulator(fraction: Double, maxSize: Int, 
  * is dead. Gathered values form a linked list per group through one pool, newest first (so that adding
  * one touches only its group's head), whose freed slots are reused.
  */
-private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, result: Double => Any, weighted: Boolean)
-  extends GroupsAccumulator {
+private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, returnType: DataType, result: Double => Any,
+    weighted: Boolean) extends GroupsAccumulator {
+  private val returnsDouble = returnType == DoubleType
   private val builder = new DigestBuilder
 
   // Each group's digest.
@@ -396,14 +397,16 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
   }
 
   /** Room for `n` more centroids at the end: the arrays doubled while at least half of them is live,
-   *  else the live centroids moved to the front. */
+   *  else the live centroids moved to the front. Either leaves room for as many centroids again as are
+   *  live, so the copies cost O(1) per centroid stored. */
   private def makeRoom(n: Int): Unit = {
-    val capacity = math.max(means.length, 2 * (live + n))
     if (2 * live >= used) {
+      val capacity = math.max(2 * means.length, used + n)
       means = java.util.Arrays.copyOf(means, capacity)
       weights = java.util.Arrays.copyOf(weights, capacity)
       return
     }
+    val capacity = math.max(means.length, 2 * (live + n))
     val (m, w) = (new Array[Double](capacity), new Array[Double](capacity))
     var at = 0
     var g = 0
@@ -506,15 +509,18 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
   }
 
   def evaluate(emit: EmitTo): Column = {
-    val out = new Array[Any](flushed(emit))
-    var g = 0
-    while (g < out.length) {
-      if (counts.array(g) > 0) out(g) = result(TDigest.quantile(means, weights, starts.array(g), lengths.array(g),
-        counts.array(g), mins.array(g), maxs.array(g), fraction))
-      g += 1
-    }
+    val n = flushed(emit)
+    def estimate(g: Int) = TDigest.quantile(means, weights, starts.array(g), lengths.array(g), counts.array(g),
+      mins.array(g), maxs.array(g), fraction)
+    val out = if (returnsDouble) {
+      // The usual result type, unboxed; a group without values is NULL.
+      val (values, validity) = (new Array[Double](n), new Array[Long](Validity.words(n)))
+      var g = 0
+      while (g < n) { if (counts.array(g) > 0) { values(g) = estimate(g); Validity.set(validity, g) }; g += 1 }
+      new DoubleColumn(values, validity, n)
+    } else new ObjectColumn(Array.tabulate[Any](n)(g => if (counts.array(g) > 0) result(estimate(g)) else null))
     drop(emit)
-    new ObjectColumn(out)
+    out
   }
 
   /** The emitted groups' states; a group's gathered values are merged straight into its state, not
@@ -524,7 +530,8 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, res
     val (maxSizes, stateSums, stateCounts, stateMaxs, stateMins) =
       (new Array[Long](n), new Array[Double](n), new Array[Long](n), new Array[Double](n), new Array[Double](n))
     val offsets = new Array[Int](n + 1)
-    var flat = new Array[Double](math.max(16, 2 * live))
+    // A group's centroids are at most its old ones and its gathered values: the pool bounds the lot.
+    var flat = new Array[Double](math.max(16, 2 * (live + pooled)))
     var g = 0
     while (g < n) {
       val merged = mergeGathered(g)
