@@ -214,9 +214,54 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
         checkValues(s"$name, filter at merge", filterLater.evaluate(EmitTo.All), want)
       }
     }
+
+    for (packing <- bound.packing) test(s"${c.label}: packed states unpack to the same bits") {
+      val rnd = new Random(c.label.hashCode + 4)
+      def roundTrip(what: String, states: Array[Column]): Unit = {
+        val n = states.head.numRows
+        val back = packing.unpack(packing.pack(states, n))
+        assert(back.length == states.length && back.forall(_.numRows == n), what)
+        for (f <- states.indices; g <- 0 until n) {
+          val (x, y) = (norm(back(f).get(g, stateTypes(f))), norm(states(f).get(g, stateTypes(f))))
+          assert(exact(x, y), s"$what: group $g field ${bound.stateSchema(f).name}: $x, expected $y")
+        }
+      }
+      val groups = 300
+      // Group 0 also gets 20,000 rows, so that its centroids merge (weights above 1).
+      val many = Batch(c.types, Gen.rows(c.types, 20000, rnd).toIndexedSeq, Array.fill(20000)(0), None)
+      val bs = batches(rnd, groups, 12) :+ many
+      for ((name, make) <- implementations) {
+        val acc = make()
+        bs.foreach(b => acc.updateBatch(b.columns(rnd), b.keys, b.filterColumn(rnd), groups))
+        val states = acc.state(EmitTo.All)
+        roundTrip(s"$name states", states)
+        val merged = make()
+        for (_ <- 1 to 2) merged.mergeBatch(Columns.of(groups, states), Array.range(0, groups), None, groups)
+        roundTrip(s"$name merged states", merged.state(EmitTo.All))
+        roundTrip(s"$name row states", make().convertToState(bs.head.columns(rnd), bs.head.filterColumn(rnd)))
+      }
+    }
   }
 
   // --- hand-worked cases ------------------------------------------------------------------------
+
+  test("hand-worked: t-digest states pack to what cannot be recomputed, and unpack to the same fields") {
+    val median = bound(ApproxMedian, DoubleType)
+    val packing = median.packing.get
+    // Weight-1 centroids 1.0 and 2.0; the same means with weights 1 and 3; an empty digest.
+    val states = Array[Column](longs(100, 100, 100), doubles(3.0, 7.0, 0.0), longs(2, 4, 0),
+      doubles(2.0, 2.0, Double.NaN), doubles(1.0, 1.0, Double.NaN),
+      new ObjectColumn(Array(Array(1.0, 1.0, 2.0, 1.0), Array(1.0, 1.0, 2.0, 3.0), Array.emptyDoubleArray)))
+    val packed = packing.pack(states, 3)
+    // flags, max_size (2 bytes), length, two means: 20; with weights: flags, max_size, count, sum,
+    // length, four elements (min and max are the end means): 45; empty: flags, max_size, sum derived,
+    // min, max, length: 20.
+    assert(packed.offsets.toSeq == Seq(0, 20, 65, 85))
+    val back = packing.unpack(packed)
+    val types = median.stateSchema.fields.map(_.dataType)
+    for (f <- states.indices; g <- 0 until 3)
+      assert(exact(norm(back(f).get(g, types(f))), norm(states(f).get(g, types(f)))), s"group $g field $f")
+  }
 
   private def bound(f: FunctionDef, types: DataType*) = new Harness(f, types).call.bound
   private def longs(values: Any*): Column = new ObjectColumn(values.map {

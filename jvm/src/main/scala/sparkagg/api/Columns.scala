@@ -148,6 +148,21 @@ final class DoubleListColumn(val values: Array[Double], val offsets: Array[Int],
 }
 
 /**
+ * Byte strings laid end to end: row `r` is bytes [offsets(r), offsets(r + 1)) of `bytes` (a NULL row
+ * holds none). What a [[StatePacking]] packs states into, and what an operator gathers binary values
+ * into: no array per row until one is asked for.
+ */
+final class BinaryColumn(val bytes: Array[Byte], val offsets: Array[Int], val validity: Array[Long],
+    val numRows: Int) extends Column {
+  lazy val hasNulls: Boolean = !Validity.allValid(validity, numRows)
+  def isNullAt(row: Int): Boolean = !Validity.isValid(validity, row)
+  def start(row: Int): Int = offsets(row)
+  def length(row: Int): Int = offsets(row + 1) - offsets(row)
+  override def getBinary(row: Int): Array[Byte] = java.util.Arrays.copyOfRange(bytes, offsets(row), offsets(row + 1))
+  def get(row: Int, dataType: DataType): AnyRef = if (isNullAt(row)) null else getBinary(row)
+}
+
+/**
  * Values of any type, boxed in Spark's internal representation (`null` for NULL); lists as `Array[Any]`
  * or primitive arrays, structs as `Array[Any]`, as [[Accumulator.state]] returns them. What the
  * adapter [[AccumulatorGroups]] emits, and the general input for the rare types without a primitive column.

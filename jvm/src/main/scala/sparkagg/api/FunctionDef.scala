@@ -38,6 +38,9 @@ final case class BindContext(
  * `newGroupsAccumulator` is DataFusion's create_groups_accumulator: a native [[GroupsAccumulator]] that
  * keeps every group's state in primitive arrays. None: [[groupsAccumulator]] runs `newAccumulator` per
  * group through [[AccumulatorGroups]]. Either way the results equal the accumulator's.
+ *
+ * `packing`: a smaller encoding of whole states (see [[StatePacking]]) for an operator's exchange
+ * between its partial and final halves. None: the state fields travel as they are.
  */
 final case class Bound(
     returnType: DataType,
@@ -46,13 +49,28 @@ final case class Bound(
     nullable: Boolean = true,
     coerceTo: Seq[DataType] = Nil,
     newSlidingAccumulator: Option[() => Accumulator] = None,
-    newGroupsAccumulator: Option[() => GroupsAccumulator] = None) {
+    newGroupsAccumulator: Option[() => GroupsAccumulator] = None,
+    packing: Option[StatePacking] = None) {
 
   /** The grouped accumulator: the native one when the function has one, else the adapter. */
   def groupsAccumulator(): GroupsAccumulator = newGroupsAccumulator match {
     case Some(make) => make()
     case None => new AccumulatorGroups(newAccumulator)
   }
+}
+
+/**
+ * States packed into one binary value per row, and back: what the grouped operator ships between its
+ * partial and final halves instead of the state fields, where Spark's shuffle costs by the byte. The
+ * state schema, `state` and `mergeBatch` stay as they are; `unpack(pack(states))` gives the same
+ * columns, every value to the bit. A packing may leave out what it can recompute exactly (it checks
+ * before it leaves anything out).
+ */
+trait StatePacking {
+  /** Rows 0 until `numRows` of `states` (the state schema's columns), one byte string each. */
+  def pack(states: Array[Column], numRows: Int): BinaryColumn
+  /** The state columns of `packed`'s rows. */
+  def unpack(packed: BinaryColumn): Array[Column]
 }
 
 /** The documentation a function shows in `DESCRIBE FUNCTION EXTENDED` (`_FUNC_` stands for its name). */

@@ -51,6 +51,7 @@ private object FieldBuilder {
     case FloatType => new FloatBuilder(ordinal, capacity)
     case DoubleType => new DoubleBuilder(ordinal, capacity)
     case ArrayType(DoubleType, _) => new DoubleListBuilder(ordinal, capacity)
+    case BinaryType => new BinaryBuilder(ordinal, capacity)
     case _ => new ValueBuilder(ordinal, dataType, capacity)
   }
 }
@@ -135,6 +136,34 @@ private final class DoubleListBuilder(ordinal: Int, capacity: Int) extends Field
     fillTo(n)
     val c = new DoubleListColumn(values, offsets, validity, n, elementValidity)
     elementValidity = null
+    length = 0
+    filled = 0
+    c
+  }
+}
+
+/** Binary values (packed states) gathered end to end, no array per value. A NULL holds no bytes. */
+private final class BinaryBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
+  private var bytes = new Array[Byte](64 * capacity)
+  private val offsets = new Array[Int](capacity + 1)
+  private var length = 0
+  private var filled = 0 // offsets(0 to filled) are set
+
+  private def fillTo(row: Int): Unit = while (filled < row) { filled += 1; offsets(filled) = length }
+
+  protected def put(row: InternalRow, o: Int, i: Int): Unit = {
+    fillTo(i)
+    val value = row.getBinary(o)
+    if (length + value.length > bytes.length) bytes = java.util.Arrays.copyOf(bytes, math.max(2 * bytes.length, length + value.length))
+    System.arraycopy(value, 0, bytes, length, value.length)
+    length += value.length
+    offsets(i + 1) = length
+    filled = i + 1
+  }
+
+  protected def make(validity: Array[Long], n: Int): Column = {
+    fillTo(n)
+    val c = new BinaryColumn(bytes, offsets, validity, n)
     length = 0
     filled = 0
     c

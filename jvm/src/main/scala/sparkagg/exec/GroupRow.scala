@@ -31,10 +31,14 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
     case c: LongColumn => c.validity
     case c: DoubleColumn => c.validity
     case c: DoubleListColumn => c.validity
+    case c: BinaryColumn => c.validity
     case _ => null
   }
   // Whether a column's NULLs are in `validity` (a null bitmap there: no NULLs); else the column is asked.
-  private val bitmapped = columns.map(c => c.isInstanceOf[LongColumn] || c.isInstanceOf[DoubleColumn] || c.isInstanceOf[DoubleListColumn])
+  private val bitmapped = columns.map {
+    case _: LongColumn | _: DoubleColumn | _: DoubleListColumn | _: BinaryColumn => true
+    case _ => false
+  }
   private val doubleLists = columns.zip(types).map {
     case (c: DoubleListColumn, ArrayType(DoubleType, _)) => c
     case _ => null
@@ -72,7 +76,7 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
   override def getUTF8String(i: Int): UTF8String = if (i < numKeys) key.getUTF8String(i) else value(i).asInstanceOf[UTF8String]
   override def getDecimal(i: Int, precision: Int, scale: Int): Decimal =
     if (i < numKeys) key.getDecimal(i, precision, scale) else value(i).asInstanceOf[Decimal]
-  override def getBinary(i: Int): Array[Byte] = if (i < numKeys) key.getBinary(i) else value(i).asInstanceOf[Array[Byte]]
+  override def getBinary(i: Int): Array[Byte] = if (i < numKeys) key.getBinary(i) else column(i).getBinary(group)
   override def getInterval(i: Int): CalendarInterval = if (i < numKeys) key.getInterval(i) else value(i).asInstanceOf[CalendarInterval]
   override def getStruct(i: Int, numFields: Int): InternalRow =
     if (i < numKeys) key.getStruct(i, numFields) else value(i).asInstanceOf[InternalRow]

@@ -11,9 +11,9 @@ import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.sparkagg.SparkInternals
-import org.apache.spark.sql.types.DataType
+import org.apache.spark.sql.types.{BinaryType, DataType}
 import org.apache.spark.sql.vectorized.ColumnarBatch
-import sparkagg.api.Column
+import sparkagg.api.{BinaryColumn, Bound, Column, StatePacking}
 import sparkagg.catalyst.AccumulatorAggregate
 
 /** Which half of a two-phase aggregation a [[GroupedAggregateExec]] runs. */
@@ -150,7 +150,10 @@ private[exec] final class GroupedSetup(
   def keyProjection(): UnsafeProjection = UnsafeProjection.create(keys)
 
   val bounds = functions.map(_.boundCall.bound)
-  val stateTypes: Seq[Seq[DataType]] = bounds.map(_.stateSchema.fields.map(_.dataType).toSeq)
+  /** What each function's partial half hands its final half: the state fields, or one binary field
+   *  when the function packs its states ([[sparkagg.api.StatePacking]]). */
+  val stateTypes: Seq[Seq[DataType]] = bounds.map(GroupedSetup.exchangedTypes)
+  val packings: Seq[Option[StatePacking]] = bounds.map(_.packing)
   val returnTypes: Seq[DataType] = bounds.map(_.returnType)
 
   /** What each function reads from an input row: its (cast) arguments, or its state fields; then its
@@ -221,4 +224,18 @@ private[exec] final class GroupedSetup(
     case GroupedMode.Final =>
       UnsafeProjection.create(resultExpressions, groupingExpressions.map(_.toAttribute) ++ resultAttributes)
   }
+
+  /** Function `j`'s states as its partial half hands them on: packed when the function packs. */
+  def exchanged(j: Int, states: Array[Column], numRows: Int): Array[Column] =
+    packings(j).fold(states)(p => Array[Column](p.pack(states, numRows)))
+
+  /** Function `j`'s exchanged columns as its state columns again. */
+  def received(j: Int, columns: Array[Column]): Array[Column] =
+    packings(j).fold(columns)(_.unpack(columns(0).asInstanceOf[BinaryColumn]))
+}
+
+private[exec] object GroupedSetup {
+  /** The types a function's partial half hands on: its state fields, or one binary value when it packs them. */
+  def exchangedTypes(bound: Bound): Seq[DataType] =
+    if (bound.packing.isDefined) Seq(BinaryType) else bound.stateSchema.fields.map(_.dataType).toSeq
 }

@@ -144,10 +144,10 @@ private[exec] final class GroupedAggregation(
   private def feed(columns: Array[Column], n: Int): Unit = {
     val total = groups.numGroups
     for (j <- functions) guard(j) {
-      val own = Columns.of(n, setup.columnsOf(j).map(columns))
+      val own = setup.columnsOf(j).map(columns)
       val filter = if (setup.filterOf(j) < 0) None else Some(columns(setup.filterOf(j)))
-      if (partial) accumulators(j).updateBatch(own, groupIndices, filter, total)
-      else accumulators(j).mergeBatch(own, groupIndices, filter, total)
+      if (partial) accumulators(j).updateBatch(Columns.of(n, own), groupIndices, filter, total)
+      else accumulators(j).mergeBatch(Columns.of(n, setup.received(j, own)), groupIndices, filter, total)
     }
   }
 
@@ -172,7 +172,7 @@ private[exec] final class GroupedAggregation(
     val n = emitTo.count(groups.numGroups)
     metrics("numGroups") += n
     val columns: Array[Column] =
-      if (partial) functions.flatMap(j => guard(j)(accumulators(j).state(emitTo))).toArray
+      if (partial) functions.flatMap(j => setup.exchanged(j, guard(j)(accumulators(j).state(emitTo)), n)).toArray
       else functions.map(j => guard(j)(accumulators(j).evaluate(emitTo))).toArray
     val keys = groups.emit(emitTo)
     if (emitTo == EmitTo.All) release()
@@ -184,7 +184,7 @@ private[exec] final class GroupedAggregation(
     metrics("skippedRows") += n
     val states = functions.flatMap { j =>
       val filter = if (setup.filterOf(j) < 0) None else Some(columns(setup.filterOf(j)))
-      guard(j)(accumulators(j).convertToState(Columns.of(n, setup.columnsOf(j).map(columns)), filter))
+      setup.exchanged(j, guard(j)(accumulators(j).convertToState(Columns.of(n, setup.columnsOf(j).map(columns)), filter)), n)
     }.toArray
     rowsOf(groups.emit(EmitTo.All), n, states, setup.stateTypes.flatten)
   }
@@ -207,9 +207,9 @@ private[exec] final class GroupedAggregation(
   /** Sizes every accumulator to the current groups (a global aggregate's one group exists without rows). */
   private def catchUp(): Unit = {
     for (j <- functions) {
-      val own = Columns.of(0, setup.columnsOf(j).map(empty))
-      if (partial) accumulators(j).updateBatch(own, groupIndices, None, groups.numGroups)
-      else accumulators(j).mergeBatch(own, groupIndices, None, groups.numGroups)
+      val own = setup.columnsOf(j).map(empty)
+      if (partial) accumulators(j).updateBatch(Columns.of(0, own), groupIndices, None, groups.numGroups)
+      else accumulators(j).mergeBatch(Columns.of(0, setup.received(j, own)), groupIndices, None, groups.numGroups)
     }
   }
 
@@ -226,7 +226,7 @@ private[exec] final class GroupedAggregation(
   private def spillGroups(): Unit = {
     catchUp()
     val n = groups.numGroups
-    val states = functions.flatMap(j => guard(j)(accumulators(j).state(EmitTo.All))).toArray
+    val states = functions.flatMap(j => setup.exchanged(j, guard(j)(accumulators(j).state(EmitTo.All)), n)).toArray
     val keys = groups.emit(EmitTo.All)
     release()
     val run = newSorter()
