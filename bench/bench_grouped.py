@@ -46,26 +46,9 @@ def main(rows: int, repeat: int, out, spill: bool) -> None:
     spark.conf.set("spark.sparkagg.groups.enabled", "false")
     common.timed(spark, "warm-up: TypedImperativeAggregate path", "SELECT kbig, df_avg(x) FROM base GROUP BY kbig", repeat=1)
     spark.conf.unset("spark.sparkagg.groups.enabled")
-    timings = {}
-    for key, label in common.GROUPINGS:
-        print(f"{label}:")
-        t = {}
-        for _, ours, _, theirs in CALLS:
-            sql = f"SELECT {key}, {{}} FROM base GROUP BY {key}"
-            t[theirs] = common.timed(spark, theirs, sql.format(theirs), repeat)
-            t[ours] = common.timed(spark, ours, sql.format(ours), repeat)
-            spark.conf.set("spark.sparkagg.groups.enabled", "false")
-            t[(ours, TYPED)] = common.timed(spark, f"{ours} ({TYPED})", sql.format(ours), repeat)
-            spark.conf.unset("spark.sparkagg.groups.enabled")
-        timings[label] = t
+    timings = {label: timed_calls(spark, "base", key, label, repeat, typed=True) for key, label in common.GROUPINGS}
     key, label = SPARSE
-    print(f"{label}:")
-    t = {}
-    for _, ours, _, theirs in CALLS:
-        sql = f"SELECT {key}, {{}} FROM sparse GROUP BY {key}"
-        t[theirs] = common.timed(spark, theirs, sql.format(theirs), repeat)
-        t[ours] = common.timed(spark, ours, sql.format(ours), repeat)
-    timings[label] = t
+    timings[label] = timed_calls(spark, "sparse", key, label, repeat, typed=False)
     print("ratios, sparkagg's grouped operator / other (lower is better for sparkagg):")
     recorder = common.Recorder("bench_grouped", "grouped operator", rows, repeat)
     chart = f"Grouped operator, {rows:,} rows: sparkagg / other"
@@ -82,6 +65,22 @@ def main(rows: int, repeat: int, out, spill: bool) -> None:
     spark.stop()
     if spill:
         spill_run()
+
+
+def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: bool) -> dict:
+    """Every call grouped by ``key`` of ``table``: Spark's, sparkagg's, and (``typed``) sparkagg's on the
+    TypedImperativeAggregate path."""
+    print(f"{label}:")
+    t = {}
+    for _, ours, _, theirs in CALLS:
+        sql = f"SELECT {key}, {{}} FROM {table} GROUP BY {key}"
+        t[theirs] = common.timed(spark, theirs, sql.format(theirs), repeat)
+        t[ours] = common.timed(spark, ours, sql.format(ours), repeat)
+        if typed:
+            spark.conf.set("spark.sparkagg.groups.enabled", "false")
+            t[(ours, TYPED)] = common.timed(spark, f"{ours} ({TYPED})", sql.format(ours), repeat)
+            spark.conf.unset("spark.sparkagg.groups.enabled")
+    return t
 
 
 def spill_run() -> None:

@@ -293,7 +293,7 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, ret
   private var pooled = 0
   private var free = -1
 
-  // A group's gathered values (and weights) while it is merged; a state's centroids.
+  // A group's gathered values (and weights) while it is merged.
   private var gathered = new Array[Double](TDigestGroups.Initial)
   private var gatheredWeights = new Array[Double](TDigestGroups.Initial)
 
@@ -445,10 +445,7 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, ret
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
     resize(totalGroups)
     val Seq(size, _, count, max, min, centroids) = (0 until 6).map(states.column)
-    val endToEnd = centroids match {
-      case c: DoubleListColumn => c
-      case _ => null
-    }
+    val lists = new CentroidLists(centroids)
     val f = filter.orNull
     var i = 0
     while (i < states.numRows) {
@@ -457,19 +454,10 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, ret
         flush(g)
         val hi = max.getDouble(i)
         val lo = min.getDouble(i)
-        // The state's centroids read in place when they come end to end, else copied out of their list.
-        var flat = gathered
-        var from = 0
-        var length = 0
-        if (endToEnd != null) { flat = endToEnd.values; from = endToEnd.start(i); length = endToEnd.length(i) }
-        else {
-          val list = centroids.getList(i)
-          length = list.numElements
-          if (length > gathered.length) growGathered(math.max(length, 2 * gathered.length))
-          flat = gathered
-          var j = 0
-          while (j < length) { flat(j) = list.getDouble(j); j += 1 }
-        }
+        lists.read(i)
+        val flat = lists.values
+        val from = lists.from
+        val length = lists.length
         // The state's digest first, then the group's (DataFusion's order); non-finite bounds read as infinite.
         builder.mergeTwo(size.getLong(i).toInt,
           count.getLong(i), if (java.lang.Double.isFinite(lo)) lo else Double.NegativeInfinity,
@@ -600,6 +588,37 @@ private object TDigestGroups {
 }
 
 /**
+ * A state column's centroid lists, one row at a time: `values` from `from`, `length` elements (mean,
+ * weight pairs), read in place when the column lays its lists end to end, else copied out of the row's list.
+ */
+private[functions] final class CentroidLists(column: Column) {
+  private val endToEnd = column match {
+    case c: DoubleListColumn if c.elementValidity == null => c
+    case _ => null
+  }
+  private var copied = new Array[Double](16)
+  var values: Array[Double] = copied
+  var from = 0
+  var length = 0
+
+  def read(row: Int): Unit =
+    if (endToEnd != null) { values = endToEnd.values; from = endToEnd.start(row); length = endToEnd.length(row) }
+    else {
+      val list = column.getList(row)
+      length = list.numElements
+      if (length > copied.length) copied = new Array[Double](math.max(length, 2 * copied.length))
+      var j = 0
+      while (j < length) {
+        if (list.isNullAt(j)) throw new IllegalStateException("a t-digest state has no NULL centroids")
+        copied(j) = list.getDouble(j)
+        j += 1
+      }
+      values = copied
+      from = 0
+    }
+}
+
+/**
  * The t-digest state packed for the grouped operator's exchange. A partial state mostly holds a few
  * values, each a centroid of weight 1, whose sum, min and max the centroids give again; at 1M groups
  * the six fields (about 120 bytes a row) became the shuffle's largest cost. A packed state is a flags
@@ -630,10 +649,9 @@ private[functions] object TDigestPacking extends StatePacking {
 
   def pack(states: Array[Column], numRows: Int): BinaryColumn = {
     val Array(size, sum, count, max, min, centroids) = states
-    val inPlace = centroids match { case c: DoubleListColumn if c.elementValidity == null => c; case _ => null }
+    val lists = new CentroidLists(centroids)
     val out = new ByteSink(32 * numRows + 16)
     val offsets = new Array[Int](numRows + 1)
-    var list = new Array[Double](16)
     var r = 0
     while (r < numRows) {
       var f = 0
@@ -641,23 +659,10 @@ private[functions] object TDigestPacking extends StatePacking {
         if (states(f).isNullAt(r)) throw new IllegalStateException("a t-digest state has no NULL fields")
         f += 1
       }
-      // The row's centroid list: read in place when it lies in one array, else copied out.
-      var values = list
-      var from = 0
-      var length = 0
-      if (inPlace != null) { values = inPlace.values; from = inPlace.start(r); length = inPlace.length(r) }
-      else {
-        val l = centroids.getList(r)
-        length = l.numElements
-        if (length > list.length) list = new Array[Double](2 * length)
-        var j = 0
-        while (j < length) {
-          if (l.isNullAt(j)) throw new IllegalStateException("a t-digest state has no NULL centroids")
-          list(j) = l.getDouble(j)
-          j += 1
-        }
-        values = list
-      }
+      lists.read(r)
+      val values = lists.values
+      val from = lists.from
+      val length = lists.length
       val n = length / 2
       var unit = length % 2 == 0 && count.getLong(r) == n
       var i = 0
