@@ -1,9 +1,11 @@
 package sparkagg.exec
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.catalyst.util.ArrayData
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
+import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
 import sparkagg.catalyst.ArrayValues
@@ -153,13 +155,27 @@ private final class BinaryBuilder(ordinal: Int, capacity: Int) extends FieldBuil
 
   protected def put(row: InternalRow, o: Int, i: Int): Unit = {
     fillTo(i)
-    val value = row.getBinary(o)
-    if (length + value.length > bytes.length) bytes = java.util.Arrays.copyOf(bytes, math.max(2 * bytes.length, length + value.length))
-    System.arraycopy(value, 0, bytes, length, value.length)
-    length += value.length
+    row match {
+      // A shuffled row's bytes copied straight out of it, without the array getBinary makes.
+      case u: UnsafeRow if u.getBaseObject.isInstanceOf[Array[Byte]] =>
+        val offsetAndSize = u.getLong(o)
+        val size = offsetAndSize.toInt
+        room(size)
+        System.arraycopy(u.getBaseObject, (u.getBaseOffset - Platform.BYTE_ARRAY_OFFSET + (offsetAndSize >>> 32)).toInt,
+          bytes, length, size)
+        length += size
+      case _ =>
+        val value = row.getBinary(o)
+        room(value.length)
+        System.arraycopy(value, 0, bytes, length, value.length)
+        length += value.length
+    }
     offsets(i + 1) = length
     filled = i + 1
   }
+
+  private def room(n: Int): Unit =
+    if (length + n > bytes.length) bytes = java.util.Arrays.copyOf(bytes, math.max(2 * bytes.length, length + n))
 
   protected def make(validity: Array[Long], n: Int): Column = {
     fillTo(n)

@@ -76,7 +76,26 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
   override def getUTF8String(i: Int): UTF8String = if (i < numKeys) key.getUTF8String(i) else value(i).asInstanceOf[UTF8String]
   override def getDecimal(i: Int, precision: Int, scale: Int): Decimal =
     if (i < numKeys) key.getDecimal(i, precision, scale) else value(i).asInstanceOf[Decimal]
-  override def getBinary(i: Int): Array[Byte] = if (i < numKeys) key.getBinary(i) else column(i).getBinary(group)
+  override def getBinary(i: Int): Array[Byte] =
+    if (i < numKeys) key.getBinary(i)
+    else columns(i - numKeys) match {
+      case c: BinaryColumn => bytesOf(c)
+      case c => c.getBinary(group)
+    }
+
+  // One array per length, reused: the projection copies a value before the next is asked for, and packed
+  // states come in a few lengths.
+  private val byLength = new Array[Array[Byte]](256)
+
+  private def bytesOf(c: BinaryColumn): Array[Byte] = {
+    val n = c.length(group)
+    val out = if (n < byLength.length) {
+      if (byLength(n) == null) byLength(n) = new Array[Byte](n)
+      byLength(n)
+    } else new Array[Byte](n)
+    System.arraycopy(c.bytes, c.start(group), out, 0, n)
+    out
+  }
   override def getInterval(i: Int): CalendarInterval = if (i < numKeys) key.getInterval(i) else value(i).asInstanceOf[CalendarInterval]
   override def getStruct(i: Int, numFields: Int): InternalRow =
     if (i < numKeys) key.getStruct(i, numFields) else value(i).asInstanceOf[InternalRow]

@@ -692,6 +692,7 @@ private[functions] object TDigestPacking extends StatePacking {
     val (sizes, sums, counts, maxs, mins) =
       (new Array[Long](n), new Array[Double](n), new Array[Long](n), new Array[Double](n), new Array[Double](n))
     val offsets = new Array[Int](n + 1)
+    val summed = new Array[Long](Validity.words(n)) // rows whose sum is recomputed when asked
     var flat = new Array[Double](math.max(16, packed.offsets(n) / 4))
     val in = new ByteSource(packed.bytes)
     var r = 0
@@ -711,14 +712,26 @@ private[functions] object TDigestPacking extends StatePacking {
       else while (i < length) { flat(at + i) = in.double(); i += 1 }
       val centroids = length / 2
       if ((flags & UnitWeights) != 0) counts(r) = centroids
-      if ((flags & SumDerived) != 0) sums(r) = unitSum(flat, at, centroids)
+      if ((flags & SumDerived) != 0) Validity.set(summed, r)
       if ((flags & MinDerived) != 0) mins(r) = flat(at)
       if ((flags & MaxDerived) != 0) maxs(r) = flat(at + 2 * (centroids - 1))
       offsets(r + 1) = at + length
       r += 1
     }
-    Array(new LongColumn(sizes, null, n), new DoubleColumn(sums, null, n), new LongColumn(counts, null, n),
+    Array(new LongColumn(sizes, null, n), new UnpackedSums(sums, summed, flat, offsets, n), new LongColumn(counts, null, n),
       new DoubleColumn(maxs, null, n), new DoubleColumn(mins, null, n), new DoubleListColumn(flat, offsets, null, n))
+  }
+
+  /** Unpacked sums: stored, or recomputed from the row's centroids when read. A merge never reads
+   *  them (DataFusion's merge sums the centroids again), so it does not pay for them. */
+  private final class UnpackedSums(stored: Array[Double], summed: Array[Long], flat: Array[Double],
+      offsets: Array[Int], val numRows: Int) extends Column {
+    def hasNulls: Boolean = false
+    def isNullAt(row: Int): Boolean = false
+    override def getDouble(row: Int): Double =
+      if (Validity.isValid(summed, row)) unitSum(flat, offsets(row), (offsets(row + 1) - offsets(row)) / 2)
+      else stored(row)
+    def get(row: Int, dataType: DataType): AnyRef = java.lang.Double.valueOf(getDouble(row))
   }
 
   /** A growing little-endian byte array; integers as zigzag LEB128. */
