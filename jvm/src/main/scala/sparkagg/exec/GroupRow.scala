@@ -16,8 +16,9 @@ import sparkagg.catalyst.Call
  * code calls this one class, so its getters inline and long, double and list-of-double columns are read
  * straight from their arrays, with no row of values filled first.
  *
- * A list of doubles is laid out as an UnsafeArrayData in one reused buffer, which the projection copies
- * as bytes; it is valid until the next `getArray`.
+ * A list of doubles is laid out as an UnsafeArrayData in one reused buffer, and a binary value (a packed
+ * state) copied into a reused array of its length; the projection copies either at once, so each is valid
+ * only until the next call.
  */
 private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Column], types: Seq[DataType])
   extends InternalRow {
@@ -83,19 +84,6 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
       case c => c.getBinary(group)
     }
 
-  // One array per length, reused: the projection copies a value before the next is asked for, and packed
-  // states come in a few lengths.
-  private val byLength = new Array[Array[Byte]](256)
-
-  private def bytesOf(c: BinaryColumn): Array[Byte] = {
-    val n = c.length(group)
-    val out = if (n < byLength.length) {
-      if (byLength(n) == null) byLength(n) = new Array[Byte](n)
-      byLength(n)
-    } else new Array[Byte](n)
-    System.arraycopy(c.bytes, c.start(group), out, 0, n)
-    out
-  }
   override def getInterval(i: Int): CalendarInterval = if (i < numKeys) key.getInterval(i) else value(i).asInstanceOf[CalendarInterval]
   override def getStruct(i: Int, numFields: Int): InternalRow =
     if (i < numKeys) key.getStruct(i, numFields) else value(i).asInstanceOf[InternalRow]
@@ -119,6 +107,20 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
 
   private def column(i: Int): Column = columns(i - numKeys)
   private def value(i: Int): Any = Call.toCatalyst(column(i).get(group, types(i - numKeys)), types(i - numKeys))
+
+  // One array per length, reused: the projection copies a value before the next is asked for, and packed
+  // states come in a few lengths.
+  private val byLength = new Array[Array[Byte]](256)
+
+  private def bytesOf(c: BinaryColumn): Array[Byte] = {
+    val n = c.length(group)
+    val out = if (n < byLength.length) {
+      if (byLength(n) == null) byLength(n) = new Array[Byte](n)
+      byLength(n)
+    } else new Array[Byte](n)
+    System.arraycopy(c.bytes, c.start(group), out, 0, n)
+    out
+  }
 
   private val list = new UnsafeArrayData
   private var buffer = new Array[Long](64)
