@@ -90,17 +90,41 @@ private final class BooleanBuilder(ordinal: Int, capacity: Int) extends FieldBui
   protected def make(validity: Array[Long], n: Int): Column = new BooleanColumn(values, validity, n)
 }
 
-/** Lists of doubles (t-digest states, array_agg states of double) gathered end to end: no copy per list.
- *  A NULL list holds no elements. */
-private final class DoubleListBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
-  private var values = new Array[Double](4 * capacity)
-  private var elementValidity: Array[Long] = null // made at the first NULL element
-  private val offsets = new Array[Int](capacity + 1)
-  private var length = 0
+/** Values laid end to end in one array per batch, row `i` ending at `offsets(i + 1)`: a row without a
+ *  value of its own (NULL) ends where the values before it end. */
+private abstract class EndToEndBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
+  protected val offsets = new Array[Int](capacity + 1)
+  protected var length = 0
   private var filled = 0 // offsets(0 to filled) are set
 
-  /** Rows up to `row` without a list of their own end where the elements so far end. */
   private def fillTo(row: Int): Unit = while (filled < row) { filled += 1; offsets(filled) = length }
+
+  /** Appends row `i`'s value at `length`, moving `length` past it. */
+  protected def putValue(row: InternalRow, o: Int): Unit
+
+  protected final def put(row: InternalRow, o: Int, i: Int): Unit = {
+    fillTo(i)
+    putValue(row, o)
+    offsets(i + 1) = length
+    filled = i + 1
+  }
+
+  /** The batch's column over `offsets`; the next batch starts from the first value again. */
+  protected def column(validity: Array[Long], n: Int): Column
+
+  protected final def make(validity: Array[Long], n: Int): Column = {
+    fillTo(n)
+    val c = column(validity, n)
+    length = 0
+    filled = 0
+    c
+  }
+}
+
+/** Lists of doubles (t-digest states, array_agg states of double) gathered end to end: no copy per list. */
+private final class DoubleListBuilder(ordinal: Int, capacity: Int) extends EndToEndBuilder(ordinal, capacity) {
+  private var values = new Array[Double](4 * capacity)
+  private var elementValidity: Array[Long] = null // made at the first NULL element
 
   private def growTo(need: Int): Unit = if (need > values.length) {
     val capacity = math.max(2 * values.length, need)
@@ -112,8 +136,7 @@ private final class DoubleListBuilder(ordinal: Int, capacity: Int) extends Field
     }
   }
 
-  protected def put(row: InternalRow, o: Int, i: Int): Unit = {
-    fillTo(i)
+  protected def putValue(row: InternalRow, o: Int): Unit = {
     val list = row.getArray(o)
     val n = list.numElements()
     growTo(length + n)
@@ -130,60 +153,39 @@ private final class DoubleListBuilder(ordinal: Int, capacity: Int) extends Field
       length += 1
       j += 1
     }
-    offsets(i + 1) = length
-    filled = i + 1
   }
 
-  protected def make(validity: Array[Long], n: Int): Column = {
-    fillTo(n)
+  protected def column(validity: Array[Long], n: Int): Column = {
     val c = new DoubleListColumn(values, offsets, validity, n, elementValidity)
     elementValidity = null
-    length = 0
-    filled = 0
     c
   }
 }
 
-/** Binary values (packed states) gathered end to end, no array per value. A NULL holds no bytes. */
-private final class BinaryBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
+/** Binary values (packed states) gathered end to end, no array per value. */
+private final class BinaryBuilder(ordinal: Int, capacity: Int) extends EndToEndBuilder(ordinal, capacity) {
   private var bytes = new Array[Byte](64 * capacity)
-  private val offsets = new Array[Int](capacity + 1)
-  private var length = 0
-  private var filled = 0 // offsets(0 to filled) are set
 
-  private def fillTo(row: Int): Unit = while (filled < row) { filled += 1; offsets(filled) = length }
-
-  protected def put(row: InternalRow, o: Int, i: Int): Unit = {
-    fillTo(i)
-    row match {
-      // A shuffled row's bytes copied straight out of it, without the array getBinary makes.
-      case u: UnsafeRow if u.getBaseObject.isInstanceOf[Array[Byte]] =>
-        val offsetAndSize = u.getLong(o)
-        val size = offsetAndSize.toInt
-        room(size)
-        System.arraycopy(u.getBaseObject, (u.getBaseOffset - Platform.BYTE_ARRAY_OFFSET + (offsetAndSize >>> 32)).toInt,
-          bytes, length, size)
-        length += size
-      case _ =>
-        val value = row.getBinary(o)
-        room(value.length)
-        System.arraycopy(value, 0, bytes, length, value.length)
-        length += value.length
-    }
-    offsets(i + 1) = length
-    filled = i + 1
+  protected def putValue(row: InternalRow, o: Int): Unit = row match {
+    // A shuffled row's bytes copied straight out of it, without the array getBinary makes.
+    case u: UnsafeRow if u.getBaseObject.isInstanceOf[Array[Byte]] =>
+      val offsetAndSize = u.getLong(o)
+      val size = offsetAndSize.toInt
+      room(size)
+      System.arraycopy(u.getBaseObject, (u.getBaseOffset - Platform.BYTE_ARRAY_OFFSET + (offsetAndSize >>> 32)).toInt,
+        bytes, length, size)
+      length += size
+    case _ =>
+      val value = row.getBinary(o)
+      room(value.length)
+      System.arraycopy(value, 0, bytes, length, value.length)
+      length += value.length
   }
 
   private def room(n: Int): Unit =
     if (length + n > bytes.length) bytes = java.util.Arrays.copyOf(bytes, math.max(2 * bytes.length, length + n))
 
-  protected def make(validity: Array[Long], n: Int): Column = {
-    fillTo(n)
-    val c = new BinaryColumn(bytes, offsets, validity, n)
-    length = 0
-    filled = 0
-    c
-  }
+  protected def column(validity: Array[Long], n: Int): Column = new BinaryColumn(bytes, offsets, validity, n)
 }
 
 private final class ValueBuilder(ordinal: Int, dataType: DataType, capacity: Int)

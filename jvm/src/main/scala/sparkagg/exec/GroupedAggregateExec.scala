@@ -11,7 +11,7 @@ import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.sparkagg.SparkInternals
-import org.apache.spark.sql.types.{BinaryType, DataType}
+import org.apache.spark.sql.types.{BinaryType, DataType, StructField}
 import org.apache.spark.sql.vectorized.ColumnarBatch
 import sparkagg.api.{BinaryColumn, Bound, Column, StatePacking}
 import sparkagg.catalyst.AccumulatorAggregate
@@ -152,7 +152,7 @@ private[exec] final class GroupedSetup(
   val bounds = functions.map(_.boundCall.bound)
   /** What each function's partial half hands its final half: the state fields, or one binary field
    *  when the function packs its states ([[sparkagg.api.StatePacking]]). */
-  val stateTypes: Seq[Seq[DataType]] = bounds.map(GroupedSetup.exchangedTypes)
+  val stateTypes: Seq[Seq[DataType]] = bounds.map(GroupedSetup.exchangedFields(_).map(_.dataType))
   val packings: Seq[Option[StatePacking]] = bounds.map(_.packing)
   val returnTypes: Seq[DataType] = bounds.map(_.returnType)
 
@@ -235,7 +235,8 @@ private[exec] final class GroupedSetup(
 }
 
 private[exec] object GroupedSetup {
-  /** The types a function's partial half hands on: its state fields, or one binary value when it packs them. */
-  def exchangedTypes(bound: Bound): Seq[DataType] =
-    if (bound.packing.isDefined) Seq(BinaryType) else bound.stateSchema.fields.map(_.dataType).toSeq
+  /** The fields a function's partial half hands on: its state fields, or one binary `packed` field when
+   *  it packs them. */
+  def exchangedFields(bound: Bound): Seq[StructField] =
+    if (bound.packing.isDefined) Seq(StructField("packed", BinaryType)) else bound.stateSchema.fields.toSeq
 }

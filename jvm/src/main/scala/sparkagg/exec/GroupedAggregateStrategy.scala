@@ -47,11 +47,8 @@ case class GroupedAggregateStrategy(spark: SparkSession) extends SparkStrategy {
       }
       val stateAttributes = aggregates.map { a =>
         val function = a.aggregateFunction.asInstanceOf[AccumulatorAggregate]
-        val bound = function.boundCall.bound
-        val names = if (bound.packing.isDefined) Seq("packed") else bound.stateSchema.fieldNames.toSeq
-        names.zip(GroupedSetup.exchangedTypes(bound)).map { case (name, t) =>
-          AttributeReference(s"${function.prettyName}_$name", t)()
-        }
+        GroupedSetup.exchangedFields(function.boundCall.bound).map(f =>
+          AttributeReference(s"${function.prettyName}_${f.name}", f.dataType)())
       }.flatten
       val keys = grouping.map(_.toAttribute)
       val partial = GroupedAggregateExec(GroupedMode.Partial, grouping, aggregates, stateAttributes,

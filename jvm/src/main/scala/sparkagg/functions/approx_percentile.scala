@@ -519,8 +519,9 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, ret
     val (maxSizes, stateSums, stateCounts, stateMaxs, stateMins) =
       (new Array[Long](n), new Array[Double](n), new Array[Long](n), new Array[Double](n), new Array[Double](n))
     val offsets = new Array[Int](n + 1)
-    // A group's centroids are at most its old ones and its gathered values: the pool bounds the lot.
-    var flat = new Array[Double](math.max(16, 2 * (live + pooled)))
+    // A group's centroids are at most its old ones and its gathered values, so live centroids and pool
+    // slots bound the lot: two doubles each.
+    val flat = new Array[Double](2 * (live + pooled))
     var g = 0
     while (g < n) {
       val merged = mergeGathered(g)
@@ -528,7 +529,6 @@ private[functions] final class TDigestGroups(fraction: Double, maxSize: Int, ret
       val w = if (merged) builder.weights else weights
       val from = if (merged) 0 else starts.array(g)
       val length = if (merged) builder.centroids else lengths.array(g)
-      if (offsets(g) + 2 * length > flat.length) flat = java.util.Arrays.copyOf(flat, 2 * (offsets(g) + 2 * length))
       var i = 0
       var at = offsets(g)
       while (i < length) { flat(at) = m(from + i); flat(at + 1) = w(from + i); i += 1; at += 2 }
@@ -693,7 +693,8 @@ private[functions] object TDigestPacking extends StatePacking {
       (new Array[Long](n), new Array[Double](n), new Array[Long](n), new Array[Double](n), new Array[Double](n))
     val offsets = new Array[Int](n + 1)
     val summed = new Array[Long](Validity.words(n)) // rows whose sum is recomputed when asked
-    var flat = new Array[Double](math.max(16, packed.offsets(n) / 4))
+    // A packed element takes 8 bytes and gives at most two doubles (a mean and its weight 1).
+    val flat = new Array[Double](packed.offsets(n) / 4)
     val in = new ByteSource(packed.bytes)
     var r = 0
     while (r < n) {
@@ -706,7 +707,6 @@ private[functions] object TDigestPacking extends StatePacking {
       if ((flags & MaxDerived) == 0) maxs(r) = in.double()
       val length = in.varLong().toInt
       val at = offsets(r)
-      if (at + length > flat.length) flat = java.util.Arrays.copyOf(flat, math.max(2 * flat.length, at + length))
       var i = 0
       if ((flags & UnitWeights) != 0) while (i < length / 2) { flat(at + 2 * i) = in.double(); flat(at + 2 * i + 1) = 1.0; i += 1 }
       else while (i < length) { flat(at + i) = in.double(); i += 1 }
