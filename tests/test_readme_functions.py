@@ -1,5 +1,5 @@
 """The README's function table against the live registry and the JAR's own catalogue
-(sparkagg.catalyst.Catalogue): every function and alias the session registers has a row, no row names a
+(sparkagg.Catalogue): every function and alias the session registers has a row, no row names a
 function that is gone, each row's retract and grouped-path columns say what the accumulators say, and
 each deviation the table claims is explained under "Deviations". A failure lists every row to fix."""
 from __future__ import annotations
@@ -47,7 +47,7 @@ def readme_table() -> dict[str, dict]:
 
 
 def catalogue(spark) -> list[dict]:
-    text = spark._jvm.sparkagg.catalyst.Catalogue.tsv()
+    text = spark._jvm.sparkagg.Catalogue.tsv()
     keys = ["name", "aliases", "signature", "retract", "grouped", "within_group"]
     rows = [dict(zip(keys, line.split("\t"))) for line in text.splitlines()]
     for r in rows:

@@ -130,10 +130,10 @@ FORMS = ("_merge_state", "_state", "_merge", "_finalize")
 def list_functions(spark, prefix: str, out=sys.stdout) -> int:
     """Every function under ``prefix`` with its signature; on a classic session also its aliases, whether
     a sliding window retracts it, and whether the vectorised grouped path runs it, as the JAR says
-    (sparkagg.catalyst.Catalogue). Returns how many functions were listed."""
+    (sparkagg.Catalogue). Returns how many functions were listed."""
     jvm = getattr(spark, "_jvm", None)
     if jvm is not None:
-        rows = [line.split("\t") for line in jvm.sparkagg.catalyst.Catalogue.tsv().splitlines()]
+        rows = [line.split("\t") for line in jvm.sparkagg.Catalogue.tsv().splitlines()]
         for name, aliases, signature, retract, grouped, within in rows:
             also = ", ".join(prefix + a for a in aliases.split(",") if a)
             out.write(f"{prefix}{name}{signature}\n")

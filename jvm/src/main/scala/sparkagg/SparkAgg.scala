@@ -8,7 +8,7 @@ import org.apache.spark.sql.sparkagg.SparkInternals
 import sparkagg.api.FunctionDef
 import sparkagg.catalyst.{AccumulatorAggregator, CountStarParser, Registry}
 import sparkagg.exec.{GroupedAggregateStrategy, GroupedColumnarInput}
-import sparkagg.functions.Count
+import sparkagg.functions.{Count, Functions}
 import sparkagg.window.{DistinctWindowRule, SlidingWindowStrategy}
 
 /**
@@ -30,7 +30,7 @@ object SparkAgg {
   def register(spark: SparkSession): Unit = register(spark, prefixOf(spark))
 
   def register(spark: SparkSession, prefix: String): Unit =
-    Registry.entries(prefix).foreach(registerTemporary(spark, _, replacingBuiltin = prefix.isEmpty))
+    Registry.entries(Functions.all, prefix).foreach(registerTemporary(spark, _, replacingBuiltin = prefix.isEmpty))
 
   /** Registers a user's function (an object or class implementing [[FunctionDef]]) under `name`,
    *  with its state forms `name_state`, `name_merge`, `name_merge_state` and `name_finalize`. */
@@ -96,7 +96,7 @@ object SparkAgg {
 class SparkAggExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     val prefix = SparkAgg.configuredPrefix
-    Registry.entries(prefix).foreach(extensions.injectFunction)
+    Registry.entries(Functions.all, prefix).foreach(extensions.injectFunction)
     extensions.injectParser((_, delegate) => new CountStarParser(delegate, SparkAgg.countName(prefix)))
     extensions.injectPlannerStrategy(SlidingWindowStrategy(_))
     extensions.injectPlannerStrategy(GroupedAggregateStrategy(_))

@@ -1,7 +1,6 @@
 package sparkagg
 
 import org.scalatest.funsuite.AnyFunSuite
-import sparkagg.catalyst.Catalogue
 import sparkagg.functions.Functions
 
 class CatalogueSuite extends AnyFunSuite {

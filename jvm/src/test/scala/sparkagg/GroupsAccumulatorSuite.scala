@@ -7,10 +7,11 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.api._
+import sparkagg.common._
 import sparkagg.functions._
 
 /**
- * The grouped path (issue 7's api): for random batches with NULLs, FILTER masks and many groups, the
+ * The grouped path (the GroupsAccumulator api): for random batches with NULLs, FILTER masks and many groups, the
  * native GroupsAccumulators, the adapter running each function's Accumulator per group, and the
  * Accumulator itself fed each group's rows give the same results and states, through update, state ->
  * merge across two partitions (and across the two implementations), EmitTo.First(n) then All, and
@@ -68,19 +69,19 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     for (c <- nativeCases) {
       val bound = c.harness.call.bound
       assert(bound.newGroupsAccumulator.isDefined, c.label)
-      assert(!bound.groupsAccumulator().isInstanceOf[AccumulatorGroups], c.label)
+      assert(!AccumulatorGroups.of(bound).isInstanceOf[AccumulatorGroups], c.label)
     }
     for (c <- adapterCases) {
       val bound = c.harness.call.bound
       assert(bound.newGroupsAccumulator.isEmpty, c.label)
-      assert(bound.groupsAccumulator().isInstanceOf[AccumulatorGroups], c.label)
+      assert(AccumulatorGroups.of(bound).isInstanceOf[AccumulatorGroups], c.label)
     }
   }
 
   for (c <- nativeCases ++ adapterCases) {
     val h = c.harness
     val bound = h.call.bound
-    val native: () => GroupsAccumulator = () => bound.groupsAccumulator()
+    val native: () => GroupsAccumulator = () => AccumulatorGroups.of(bound)
     val adapter: () => GroupsAccumulator = () => new AccumulatorGroups(bound.newAccumulator)
     val implementations = Seq("native" -> native, "adapter" -> adapter)
     val stateTypes = bound.stateSchema.fields.map(_.dataType).toSeq
@@ -256,7 +257,7 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     // flags, max_size (2 bytes), length, two means: 20; with weights: flags, max_size, count, sum,
     // length, four elements (min and max are the end means): 45; empty: flags, max_size, sum derived,
     // min, max, length: 20.
-    assert(packed.offsets.toSeq == Seq(0, 20, 65, 85))
+    assert(BinaryColumn.of(packed).offsets.toSeq == Seq(0, 20, 65, 85))
     val back = packing.unpack(packed)
     val types = median.stateSchema.fields.map(_.dataType)
     for (f <- states.indices; g <- 0 until 3)
@@ -276,7 +277,7 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     val values = Columns(5, longs(1, null, 5, 2, null))
     val groups = Array(0, 0, 1, 0, 2)
     val filter = mask(true, true, false, null, true)
-    for (make <- Seq(() => bound(Sum, LongType).groupsAccumulator(),
+    for (make <- Seq(() => AccumulatorGroups.of(bound(Sum, LongType)),
         () => new AccumulatorGroups(bound(Sum, LongType).newAccumulator))) {
       val acc = make()
       acc.updateBatch(values, groups, None, 3)
@@ -284,12 +285,12 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
       acc.updateBatch(values, groups, filter, 3)
       assert(out(acc.evaluate(EmitTo.All), LongType) == Seq(1L, null, null))
     }
-    val count = bound(Count, LongType).groupsAccumulator()
+    val count = AccumulatorGroups.of(bound(Count, LongType))
     count.updateBatch(values, groups, None, 4)
     assert(out(count.evaluate(EmitTo.All), LongType) == Seq(2L, 1L, 0L, 0L))
     count.updateBatch(values, groups, filter, 3)
     assert(out(count.evaluate(EmitTo.All), LongType) == Seq(1L, 0L, 0L))
-    val star = bound(Count).groupsAccumulator()
+    val star = AccumulatorGroups.of(bound(Count))
     star.updateBatch(Columns(5), groups, filter, 3)
     assert(out(star.evaluate(EmitTo.All), LongType) == Seq(2L, 0L, 1L))
   }
@@ -297,19 +298,19 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   test("hand-worked: convertToState gives each row's own state; a row filtered out or NULL is an empty group") {
     val values = Columns(3, longs(1L, null, 3L))
     val filter = mask(true, true, false)
-    for (make <- Seq(() => bound(Sum, LongType).groupsAccumulator(),
+    for (make <- Seq(() => AccumulatorGroups.of(bound(Sum, LongType)),
         () => new AccumulatorGroups(bound(Sum, LongType).newAccumulator))) {
       val Array(sum, count) = make().convertToState(values, filter)
       assert(out(sum, LongType) == Seq(1L, null, null) && out(count, LongType) == Seq(1L, 0L, 0L))
     }
-    val Array(min) = bound(Min, IntegerType).groupsAccumulator().convertToState(Columns(3, new ObjectColumn(Array(4, null, -2))), None)
+    val Array(min) = AccumulatorGroups.of(bound(Min, IntegerType)).convertToState(Columns(3, new ObjectColumn(Array(4, null, -2))), None)
     assert(out(min, IntegerType) == Seq(4, null, -2))
-    val Array(n) = bound(Count).groupsAccumulator().convertToState(Columns(3), filter)
+    val Array(n) = AccumulatorGroups.of(bound(Count)).convertToState(Columns(3), filter)
     assert(out(n, LongType) == Seq(1L, 1L, 0L))
   }
 
   test("hand-worked: EmitTo.First(1) of avg, then a row for the old group 1, now group 0") {
-    val acc = bound(Avg, DoubleType).groupsAccumulator()
+    val acc = AccumulatorGroups.of(bound(Avg, DoubleType))
     acc.updateBatch(Columns(3, doubles(1.0, 3.0, 10.0)), Array(0, 0, 1), None, 3)
     assert(out(acc.evaluate(EmitTo.First(1)), DoubleType) == Seq(2.0))
     acc.updateBatch(Columns(1, doubles(4.0)), Array(0), None, 2)
@@ -321,7 +322,7 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     val values = Columns(7, doubles(1.0, Double.NaN, Double.NegativeInfinity, Double.NaN, 0.0, -0.0, null))
     val groups = Array(0, 0, 1, 2, 3, 3, 4)
     def run(f: FunctionDef) = {
-      val acc = bound(f, DoubleType).groupsAccumulator()
+      val acc = AccumulatorGroups.of(bound(f, DoubleType))
       acc.updateBatch(values, groups, None, 6)
       out(acc.evaluate(EmitTo.All), DoubleType).map(v => if (v == null) "NULL" else v.toString)
     }
@@ -332,7 +333,7 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   private def run(f: FunctionDef, types: Seq[DataType], values: Columns, groups: Array[Int], filter: Option[Column],
       total: Int): Seq[Any] = {
     val b = bound(f, types: _*)
-    val acc = b.groupsAccumulator()
+    val acc = AccumulatorGroups.of(b)
     acc.updateBatch(values, groups, filter, total)
     out(acc.evaluate(EmitTo.All), b.returnType)
   }
@@ -345,7 +346,7 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     assert(bits(BitAnd) == Seq(2.toByte, null, null, null))
     assert(bits(BitOr) == Seq((-1).toByte, null, null, null))
     assert(bits(BitXor) == Seq((-3).toByte, null, null, null))
-    val Array(state) = bound(BitOr, ByteType).groupsAccumulator().convertToState(values, filter)
+    val Array(state) = AccumulatorGroups.of(bound(BitOr, ByteType)).convertToState(values, filter)
     assert(out(state, ByteType) == Seq(3.toByte, (-2).toByte, null, null))
   }
 
@@ -356,7 +357,7 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     assert(run(BoolOr, Seq(BooleanType), values, groups, None, 5) == Seq(true, null, true, null, null))
     val noFalse = mask(true, false, true, true, true)
     assert(run(BoolAnd, Seq(BooleanType), values, groups, noFalse, 5) == Seq(true, null, true, null, null))
-    val Array(state) = bound(BoolAnd, BooleanType).groupsAccumulator().convertToState(values, noFalse)
+    val Array(state) = AccumulatorGroups.of(bound(BoolAnd, BooleanType)).convertToState(values, noFalse)
     assert(out(state, BooleanType) == Seq(true, null, null, true, null))
   }
 
@@ -378,14 +379,14 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     assert(pair(CovarSamp) == Seq(0.0, null, null))
     assert(pair(RegrAvgy) == Seq(1.5, 7.0, null))
     // A row's own state is Welford's first step: -0.0's mean is 0.0, an infinity's m2 NaN; NULL: empty.
-    val states = bound(VarSamp, DoubleType).groupsAccumulator()
+    val states = AccumulatorGroups.of(bound(VarSamp, DoubleType))
       .convertToState(Columns(3, doubles(-0.0, Double.PositiveInfinity, null)), None)
     assert(states.toSeq.zip(Seq(LongType, DoubleType, DoubleType)).map { case (c, t) => out(c, t).map(String.valueOf) } ==
       Seq(Seq("1", "1", "0"), Seq("0.0", "Infinity", "0.0"), Seq("0.0", "NaN", "0.0")))
   }
 
   test("hand-worked: bigint sum is exact; an overflow that stays raises in ANSI mode, else is NULL") {
-    def sum(ansi: Boolean) = new Harness(Sum, Seq(LongType), failOnOverflow = ansi).call.bound.groupsAccumulator()
+    def sum(ansi: Boolean) = AccumulatorGroups.of(new Harness(Sum, Seq(LongType), failOnOverflow = ansi).call.bound)
     val cancels = sum(ansi = true)
     cancels.updateBatch(Columns(3, longs(Long.MaxValue, 1L, -1L)), Array(0, 0, 0), None, 1)
     assert(out(cancels.evaluate(EmitTo.All), LongType) == Seq(Long.MaxValue))
@@ -412,7 +413,7 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
       }
       def col(xs: Any*): Column = new ObjectColumn(xs.map(x => if (x == null) null else v(x.asInstanceOf[Int].toLong)).toArray)
       def lists(c: Column) = out(c, ArrayType(t)).map(l => if (l == null) null else GroupsAccumulatorSuite.norm(l).asInstanceOf[Array[Any]].toSeq)
-      val acc = bound(ArrayAgg, t).groupsAccumulator()
+      val acc = AccumulatorGroups.of(bound(ArrayAgg, t))
       acc.updateBatch(Columns(5, col(1, 2, null, 3, 4)), Array(0, 1, 0, 0, 2), mask(true, true, true, true, false), 4)
       acc.updateBatch(Columns(2, col(5, 6)), Array(1, 0), None, 4)
       val Array(states) = acc.state(EmitTo.First(2))
@@ -422,7 +423,7 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
       acc.updateBatch(Columns(1, col(7)), Array(1), None, 2)
       assert(lists(acc.evaluate(EmitTo.All)) == Seq(Seq(v(2L), v(5L)), Seq(v(1L), null, v(3L), v(6L), v(7L))), t)
     }
-    assert(out(bound(ArrayAgg, LongType).groupsAccumulator().evaluate(EmitTo.All), ArrayType(LongType)).isEmpty)
+    assert(out(AccumulatorGroups.of(bound(ArrayAgg, LongType)).evaluate(EmitTo.All), ArrayType(LongType)).isEmpty)
   }
 
   test("the t-digest's native path merges a group's values every 8192 rows, as the Accumulator does") {
@@ -433,7 +434,7 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
       // 30,000 rows for group 0 (NULLs counted towards the 8192), a few for group 1, in uneven batches.
       val rows = IndexedSeq.fill(30100)(types.map(_ => if (rnd.nextInt(20) == 0) null else rnd.nextGaussian() * 1e3: Any))
       val keys = Array.tabulate(rows.size)(i => if (i % 300 == 7) 1 else 0)
-      val native = h.call.bound.groupsAccumulator()
+      val native = AccumulatorGroups.of(h.call.bound)
       var from = 0
       while (from < rows.size) {
         val until = math.min(rows.size, from + 500 + rnd.nextInt(3000))
@@ -449,20 +450,21 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     }
   }
 
-  test("NullState takes each of its four loops and marks the groups that saw a kept, non-NULL value") {
+  test("NullState, on each of its four loops (filter or not, NULLs or not), visits the kept non-NULL rows in order and marks their groups") {
+    // Rows (group, value): (0, 1), (1, 2 or NULL), (0, 3); group 2 gets no row. Hand-worked visits.
     val cases = Seq(
-      (longs(1, 2, 3), None, NullState.NoFilterNoNulls, Seq(true, true, false)),
-      (longs(1, null, 3), None, NullState.NoFilterNulls, Seq(true, false, false)),
-      (longs(1, 2, 3), mask(false, true, null), NullState.FilterNoNulls, Seq(false, true, false)),
-      (longs(1, null, 3), mask(true, true, false), NullState.FilterNulls, Seq(true, false, false)))
-    for ((values, filter, path, seen) <- cases) {
+      ("no filter, no NULLs", longs(1, 2, 3), None, Seq(0 -> 1L, 1 -> 2L, 0 -> 3L), Seq(true, true, false)),
+      ("no filter, NULLs", longs(1, null, 3), None, Seq(0 -> 1L, 0 -> 3L), Seq(true, false, false)),
+      ("filter, no NULLs", longs(1, 2, 3), mask(false, true, null), Seq(1 -> 2L), Seq(false, true, false)),
+      ("filter, NULLs", longs(1, null, 3), mask(true, true, false), Seq(0 -> 1L), Seq(true, false, false)))
+    for ((label, values, filter, visits, seen) <- cases) {
       val state = new NullState
-      var sum = 0L
-      state.accumulateLong(Array(0, 1, 0), values, 3, filter, 3, (_, v) => sum += v)
-      assert(state.lastPath == path)
-      assert((0 until 3).map(state.isSeen) == seen, path)
+      val visited = Seq.newBuilder[(Int, Long)]
+      state.accumulateLong(Array(0, 1, 0), values, 3, filter, 3, (g, v) => visited += g -> v)
+      assert(visited.result() == visits, label)
+      assert((0 until 3).map(state.isSeen) == seen, label)
       val validity = state.build(EmitTo.All)
-      assert((0 until 3).map(Validity.isValid(validity, _)) == seen, path)
+      assert((0 until 3).map(Validity.isValid(validity, _)) == seen, label)
     }
   }
 
@@ -485,7 +487,7 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   }
 
   test("size follows the number of groups, for native and adapter alike") {
-    for (make <- Seq(() => bound(Sum, LongType).groupsAccumulator(),
+    for (make <- Seq(() => AccumulatorGroups.of(bound(Sum, LongType)),
         () => new AccumulatorGroups(bound(Sum, LongType).newAccumulator))) {
       val small, large = make()
       small.updateBatch(Columns(1, longs(1L)), Array(0), None, 10)

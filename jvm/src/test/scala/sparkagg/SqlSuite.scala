@@ -113,7 +113,7 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
     }
     val Example = """(?s)\s*> (.+?);\n\s*(.+)""".r
     var checked = 0
-    for ((id, info, _) <- Registry.entries("df_")) {
+    for ((id, info, _) <- Registry.entries(Functions.all, "df_")) {
       val examples = info.getExamples.split("\n      > ").drop(1).map("> " + _)
       assert(examples.nonEmpty, s"${id.funcName} has no example")
       for (Example(query, expected) <- examples.toSeq) {
@@ -122,12 +122,12 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
         checked += 1
       }
     }
-    assert(checked >= Registry.entries("df_").size)
+    assert(checked >= Registry.entries(Functions.all, "df_").size)
     val described = rows(spark.sql("DESCRIBE FUNCTION EXTENDED df_avg")).map(_.getString(0)).mkString("\n")
     assert(described.contains("Usage: df_avg(expr)") && described.contains("Examples:") &&
       described.contains("Arguments:"))
     val names = Functions.all.flatMap(f => f.aliases ++ Form.aggregates.map(f.name + _.suffix) :+ (f.name + "_finalize"))
-    assert(Registry.entries("df_").map(_._1.funcName).toSet == names.map("df_" + _).toSet)
+    assert(Registry.entries(Functions.all, "df_").map(_._1.funcName).toSet == names.map("df_" + _).toSet)
   }
 
   test("state as data: daily states stored in Parquet, rolled up by month, equal the direct result") {

@@ -12,8 +12,9 @@ package sparkagg.api
  *  - `update`, `merge` and `retract` are the hot path: they must not allocate per row in the common case.
  *  - `state()` returns one value per field of the function's declared state schema, in Spark's internal
  *    representation (java.lang.Long, java.lang.Double, Decimal, UTF8String, ...; `null` for NULL), and
- *    an `Array[Any]` of such values for a list field (seed 004: elements always nullable), or, for a list
- *    of bigint, int or double without NULLs, an `Array[Long]`, `Array[Int]` or `Array[Double]` (no boxing).
+ *    an `Array[Any]` of such values for a list field (its elements always nullable, as DataFusion
+ *    declares list states), or, for a list of bigint, int or double without NULLs, an `Array[Long]`,
+ *    `Array[Int]` or `Array[Double]` (no boxing).
  *    `merge` receives exactly such a row back, possibly produced by another JVM.
  *  - `evaluate()` returns the final value in Spark's internal representation (an `Array[Any]` for an
  *    array result), or `null`.

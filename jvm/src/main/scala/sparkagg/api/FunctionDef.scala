@@ -36,8 +36,8 @@ final case class BindContext(
  * plain accumulator serves sliding frames too, retracting if it supports it.
  *
  * `newGroupsAccumulator` is DataFusion's create_groups_accumulator: a native [[GroupsAccumulator]] that
- * keeps every group's state in primitive arrays. None: [[groupsAccumulator]] runs `newAccumulator` per
- * group through [[AccumulatorGroups]]. Either way the results equal the accumulator's.
+ * keeps every group's state in primitive arrays. None: an operator runs `newAccumulator` per group
+ * (`sparkagg.common.AccumulatorGroups`). Either way the results equal the accumulator's.
  *
  * `packing`: a smaller encoding of whole states (see [[StatePacking]]) for an operator's exchange
  * between its partial and final halves. None: the state fields travel as they are.
@@ -50,14 +50,7 @@ final case class Bound(
     coerceTo: Seq[DataType] = Nil,
     newSlidingAccumulator: Option[() => Accumulator] = None,
     newGroupsAccumulator: Option[() => GroupsAccumulator] = None,
-    packing: Option[StatePacking] = None) {
-
-  /** The grouped accumulator: the native one when the function has one, else the adapter. */
-  def groupsAccumulator(): GroupsAccumulator = newGroupsAccumulator match {
-    case Some(make) => make()
-    case None => new AccumulatorGroups(newAccumulator)
-  }
-}
+    packing: Option[StatePacking] = None)
 
 /**
  * States packed into one binary value per row, and back: what the grouped operator ships between its
@@ -67,10 +60,10 @@ final case class Bound(
  * before it leaves anything out).
  */
 trait StatePacking {
-  /** Rows 0 until `numRows` of `states` (the state schema's columns), one byte string each. */
-  def pack(states: Array[Column], numRows: Int): BinaryColumn
-  /** The state columns of `packed`'s rows. */
-  def unpack(packed: BinaryColumn): Array[Column]
+  /** Rows 0 until `numRows` of `states` (the state schema's columns), one binary value each. */
+  def pack(states: Array[Column], numRows: Int): Column
+  /** The state columns of `packed`'s rows (binary values as `pack` made them). */
+  def unpack(packed: Column): Array[Column]
 }
 
 /** The documentation a function shows in `DESCRIBE FUNCTION EXTENDED` (`_FUNC_` stands for its name). */
@@ -105,7 +98,7 @@ trait FunctionDef extends Serializable {
   def withinGroup: WithinGroup = WithinGroup.Refused
 
   /**
-   * The arguments that made a state of shape `state`, when the state shows more than [[StateShapes]]'
+   * The arguments that made a state of shape `state`, when the state shows more than `sparkagg.common.StateShapes`'
    * search over its field types can find (ordering keys and their directions), or less (a t-digest
    * forgets its input type). `parameters` are the constant arguments given again to the state forms.
    * None: let the search find them.

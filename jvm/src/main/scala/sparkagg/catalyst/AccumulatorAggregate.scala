@@ -52,7 +52,6 @@ case class AccumulatorAggregate(
     }
 
   @transient private lazy val invocation: Either[String, Call] = Call.of(function, sqlName, form, children, ctx, ordering)
-  private def call: Call = invocation.toOption.get
   private def binding: Either[String, Bound] = invocation.flatMap(c => c.binding.left.map(c.explain))
 
   override def checkInputDataTypes(): TypeCheckResult = binding match {
@@ -81,26 +80,8 @@ case class AccumulatorAggregate(
 
   override def createAggregationBuffer(): AnyRef = call.newAccumulator()
 
-  /** For sparkagg's window operator: an accumulator for sliding frames (retracting, if it can). */
-  private[sparkagg] def newSlidingAccumulator(): Accumulator =
-    call.bound.newSlidingAccumulator.getOrElse(call.bound.newAccumulator)()
-
-  /** For sparkagg's window operator: the arguments of a row of `input`, cast as the accumulator reads. */
-  private[sparkagg] def argumentsOf(input: Seq[org.apache.spark.sql.catalyst.expressions.Attribute]) =
-    call.argumentProjection(children.map(org.apache.spark.sql.catalyst.expressions.BindReferences
-      .bindReference(_, input)))
-
-  private[sparkagg] def rethrow(e: ArithmeticException): Throwable = overflow(e)
-
-  /** For sparkagg's grouped operator: the call as bound at analysis (types, state schema, accumulators). */
-  private[sparkagg] def boundCall: Call = call
-
-  /** For sparkagg's grouped operator: the arguments, cast to the types the accumulator reads. */
-  private[sparkagg] def castArguments: Seq[Expression] = call.castArguments(children)
-
-  /** For sparkagg's window operator: states and results as Catalyst values. */
-  private[sparkagg] def stateRow(state: Array[Any]) = call.stateRow(state)
-  private[sparkagg] def resultOf(acc: Accumulator): Any = call.result(acc)
+  /** The call as bound at analysis: what sparkagg's operators run (see [[Call]]). */
+  private[sparkagg] def call: Call = invocation.toOption.get
 
   override def update(buffer: AnyRef, input: InternalRow): AnyRef = {
     val acc = buffer.asInstanceOf[Accumulator]
@@ -142,8 +123,9 @@ case class AccumulatorAggregate(
 
   override def deserialize(bytes: Array[Byte]): AnyRef = call.codec.decode(bytes)
 
-  /** Spark's own ANSI overflow error (ARITHMETIC_OVERFLOW, SQLSTATE 22003), naming the function. */
-  private def overflow(e: ArithmeticException): Throwable =
+  /** Spark's own ANSI overflow error (ARITHMETIC_OVERFLOW, SQLSTATE 22003), naming the function and
+   *  pointing at the call in the query; sparkagg's operators raise it too. */
+  private[sparkagg] def overflow(e: ArithmeticException): Throwable =
     SparkInternals.arithmeticOverflow(s"$sqlName: ${e.getMessage}", origin.context)
 
   override def withNewMutableAggBufferOffset(offset: Int): AccumulatorAggregate =

@@ -2,15 +2,18 @@ package sparkagg.catalyst
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Cast, Expression, GenericInternalRow, UnsafeProjection}
-import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
-import org.apache.spark.sql.catalyst.util.GenericArrayData
-import org.apache.spark.sql.types.{ArrayType, DataType, DoubleType, IntegerType, LongType, MapType, StructType}
+import org.apache.spark.sql.types.{BinaryType, DataType, DoubleType, LongType, StructField, StructType}
 import sparkagg.api._
+import sparkagg.common.{AccumulatorGroups, StateShapes}
 
 /**
  * A call of a function as fixed at analysis: the function, the name it was called by, its argument
- * types. Both hosts (the Catalyst aggregate and the Aggregator adapter) keep one, and bind it again
- * where they run, so only this small serializable description travels with a plan.
+ * types. It is the one bridge between Catalyst and the accumulators: the Catalyst host
+ * ([[AccumulatorAggregate]]), the Aggregator adapter and sparkagg's operators (exec/'s grouped
+ * aggregation, window/'s sliding window) take from it their accumulators, the casts of their
+ * arguments, the fields a grouped state crosses the exchange in, and every value they hand to Catalyst.
+ * Only this small serializable description travels with a plan; each task binds it again (a bound
+ * function holds factories, not data).
  */
 final case class Call(function: FunctionDef, sqlName: String, args: Seq[Arg], ctx: BindContext) {
   @transient lazy val binding: Either[String, Bound] = function.bind(args, ctx)
@@ -25,42 +28,45 @@ final case class Call(function: FunctionDef, sqlName: String, args: Seq[Arg], ct
 
   def newAccumulator(): Accumulator = bound.newAccumulator()
 
-  /** An accumulator's state as a Catalyst row of the state schema (lists become ArrayData). */
-  def stateRow(state: Array[Any]): InternalRow = {
-    val fields = bound.stateSchema.fields
-    new GenericInternalRow(Array.tabulate[Any](state.length)(i => Call.toCatalyst(state(i), fields(i).dataType)))
-  }
+  /** An accumulator for sliding frames: the function's sliding variant where it has one. */
+  def newSlidingAccumulator(): Accumulator = bound.newSlidingAccumulator.getOrElse(bound.newAccumulator)()
 
-  /** An accumulator's result as a Catalyst value of the return type. */
-  def result(acc: Accumulator): Any = Call.toCatalyst(acc.evaluate(), bound.returnType)
+  /** Whether the function has its own GroupsAccumulator for these arguments (else the adapter serves). */
+  def hasNativeGroups: Boolean = bound.newGroupsAccumulator.isDefined
 
-  /** Evaluates `arguments` into one reused row, cast to the types the accumulator reads. */
-  def argumentProjection(arguments: Seq[Expression]): UnsafeProjection =
-    UnsafeProjection.create(castArguments(arguments))
+  def newGroupsAccumulator(): GroupsAccumulator = AccumulatorGroups.of(bound)
+
+  /** The fields a grouped state crosses the exchange in, partial to final: the state fields, or one
+   *  binary field when the function packs its states ([[StatePacking]]). */
+  def exchangedFields: Seq[StructField] =
+    if (bound.packing.isDefined) Seq(StructField("packed", BinaryType)) else bound.stateSchema.fields.toSeq
+
+  /** States as they cross the exchange (packed when the function packs), and back. */
+  def exchanged(states: Array[Column], numRows: Int): Array[Column] =
+    bound.packing.fold(states)(p => Array[Column](p.pack(states, numRows)))
+  def received(columns: Array[Column]): Array[Column] = bound.packing.fold(columns)(_.unpack(columns(0)))
 
   /** `arguments`, each cast to the type the accumulator reads where it differs. */
   def castArguments(arguments: Seq[Expression]): Seq[Expression] = {
     val coerce = bound.coerceTo
     arguments.zipWithIndex.map { case (a, i) => if (coerce.isEmpty || a.dataType == coerce(i)) a else Cast(a, coerce(i)) }
   }
+
+  /** Evaluates `arguments` into one reused row, cast to the types the accumulator reads. */
+  def argumentProjection(arguments: Seq[Expression]): UnsafeProjection =
+    UnsafeProjection.create(castArguments(arguments))
+
+  /** An accumulator's state as a Catalyst row of the state schema. */
+  def stateRow(state: Array[Any]): InternalRow = {
+    val fields = bound.stateSchema.fields
+    new GenericInternalRow(Array.tabulate[Any](state.length)(i => CatalystValues.toCatalyst(state(i), fields(i).dataType)))
+  }
+
+  /** An accumulator's result as a Catalyst value of the return type. */
+  def result(acc: Accumulator): Any = CatalystValues.toCatalyst(acc.evaluate(), bound.returnType)
 }
 
 object Call {
-  /** The api's values for `dataType` as Catalyst holds them: an `Array[Any]` list becomes ArrayData, an
-   *  `Array[Any]` struct (ordering keys) a row. */
-  def toCatalyst(value: Any, dataType: DataType): Any = (value, dataType) match {
-    // Primitive lists (a median's values) go to Catalyst without boxing; flat lists without a copy.
-    case (longs: Array[Long], ArrayType(LongType, _)) => UnsafeArrayData.fromPrimitiveArray(longs)
-    case (ints: Array[Int], ArrayType(IntegerType, _)) => UnsafeArrayData.fromPrimitiveArray(ints)
-    case (doubles: Array[Double], ArrayType(DoubleType, _)) => UnsafeArrayData.fromPrimitiveArray(doubles)
-    case (elements: Array[Any], ArrayType(_: ArrayType | _: StructType | _: MapType, _)) =>
-      new GenericArrayData(elements.map(toCatalyst(_, dataType.asInstanceOf[ArrayType].elementType)))
-    case (elements: Array[Any], ArrayType(_, _)) => new GenericArrayData(elements)
-    case (fields: Array[Any], struct: StructType) =>
-      new GenericInternalRow(Array.tabulate[Any](fields.length)(i => toCatalyst(fields(i), struct.fields(i).dataType)))
-    case _ => value
-  }
-
   /** The call of `function` on `children` as the host of `form` sees it: on rows, the children's
    *  types, the last `ordering.size` being WITHIN GROUP keys; on states, the argument types that made a
    *  state of the child's shape. */

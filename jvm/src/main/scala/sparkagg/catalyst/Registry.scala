@@ -5,7 +5,6 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.sparkagg.SparkInternals
 import sparkagg.api.{BindContext, FunctionDef, FunctionDoc, WithinGroup}
-import sparkagg.functions.Functions
 
 /**
  * Builds the SQL functions: for each function its name and aliases, and its state-as-data forms
@@ -15,9 +14,9 @@ import sparkagg.functions.Functions
 object Registry {
   type Entry = (FunctionIdentifier, ExpressionInfo, Seq[Expression] => Expression)
 
-  /** Every built-in sparkagg function, alias and state form under `prefix`. */
-  def entries(prefix: String): Seq[Entry] =
-    Functions.all.flatMap(f => forms(f, prefix + f.name) ++ f.aliases.map(a => entry(f, prefix + a, Form.Plain)))
+  /** Every function of `functions`, its aliases and its state forms, under `prefix`. */
+  def entries(functions: Seq[FunctionDef], prefix: String): Seq[Entry] =
+    functions.flatMap(f => forms(f, prefix + f.name) ++ f.aliases.map(a => entry(f, prefix + a, Form.Plain)))
 
   /** A function under `name`, with its state forms `name_state`, `name_merge`, ... */
   def forms(function: FunctionDef, name: String): Seq[Entry] =

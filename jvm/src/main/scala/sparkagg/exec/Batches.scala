@@ -8,6 +8,7 @@ import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
+import sparkagg.common._
 import sparkagg.catalyst.ArrayValues
 
 /**

@@ -6,7 +6,9 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{SpecificInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.ColumnarBatch
-import sparkagg.api.{EmitTo, GroupVectors}
+import sparkagg.api.EmitTo
+import sparkagg.common.GroupVectors
+import sparkagg.common.GroupVectors
 
 /**
  * Group keys to dense group indices 0, 1, 2, ...: the first new key of a batch gets the next index.

@@ -7,7 +7,8 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.{BinaryView, CalendarInterval, TimestampNanosVal, UTF8String, VariantVal}
 import sparkagg.api._
-import sparkagg.catalyst.Call
+import sparkagg.common._
+import sparkagg.catalyst.CatalystValues
 
 /**
  * One emitted group as a Catalyst row, read in place: the group's key (fields of `keyTypes`, from
@@ -106,7 +107,7 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
     if (i < numKeys) key.get(i, dataType) else if (isNullAt(i)) null else value(i).asInstanceOf[AnyRef]
 
   private def column(i: Int): Column = columns(i - numKeys)
-  private def value(i: Int): Any = Call.toCatalyst(column(i).get(group, types(i - numKeys)), types(i - numKeys))
+  private def value(i: Int): Any = CatalystValues.toCatalyst(column(i).get(group, types(i - numKeys)), types(i - numKeys))
 
   // One array per length, reused: the projection copies a value before the next is asked for, and packed
   // states come in a few lengths.

@@ -22,16 +22,14 @@ import sparkagg.catalyst.{AccumulatorAggregate, Form}
  *  - `spark.sparkagg.groups.enabled` (default true): false plans every aggregation Spark's way.
  *  - `spark.sparkagg.groups.adapters` (default false): also plan calls without a native GroupsAccumulator
  *    (median, percentile_cont, string_agg, first/last/nth_value, ordered array_agg, ...), each run as one
- *    Accumulator per group. Off by default: a million live accumulators cost more in garbage collection
- *    than ObjectHashAggregateExec's fallback to sorting (bench_grouped, 1M groups, before the t-digest had
- *    its native accumulator: approx_percentile_cont 6.5 s through the adapter against 3.3 s).
+ *    Accumulator per group. Off by default: at many groups the garbage collection of one live accumulator
+ *    per group costs more than ObjectHashAggregateExec's fallback to sorting (README: Grouped aggregation).
  *  - `spark.sparkagg.groups.batchSize` (default 8192): rows per batch.
  *  - `spark.sparkagg.groups.skipPartialRows` (default -1: never) and `spark.sparkagg.groups.skipPartialRatio`
  *    (default 0.8): after that many rows, a Partial node with at least that ratio of groups to rows stops
  *    aggregating and passes rows on as states. Off by default, unlike DataFusion (100000 rows): in Spark
  *    the rows passed on cross a shuffle, which costs more than DataFusion's in-process repartition, and a
- *    partition's first rows rarely tell its reduction (5M rows in 1M sequential groups: 2.4 s with it on,
- *    1.8 s off, measured with bench/bench_grouped.py's query).
+ *    partition's first rows rarely tell its reduction (README: Grouped aggregation).
  */
 case class GroupedAggregateStrategy(spark: SparkSession) extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
@@ -47,7 +45,7 @@ case class GroupedAggregateStrategy(spark: SparkSession) extends SparkStrategy {
       }
       val stateAttributes = aggregates.map { a =>
         val function = a.aggregateFunction.asInstanceOf[AccumulatorAggregate]
-        GroupedSetup.exchangedFields(function.boundCall.bound).map(f =>
+        function.call.exchangedFields.map(f =>
           AttributeReference(s"${function.prettyName}_${f.name}", f.dataType)())
       }.flatten
       val keys = grouping.map(_.toAttribute)
@@ -73,7 +71,7 @@ object GroupedAggregateStrategy {
    *  GroupsAccumulator for its argument types unless `adapters`. */
   def runsGrouped(a: AggregateExpression, adapters: Boolean): Boolean = a.mode == Complete && !a.isDistinct &&
     (a.aggregateFunction match {
-      case f: AccumulatorAggregate => f.form == Form.Plain && (adapters || f.boundCall.bound.newGroupsAccumulator.isDefined)
+      case f: AccumulatorAggregate => f.form == Form.Plain && (adapters || f.call.hasNativeGroups)
       case _ => false
     })
 

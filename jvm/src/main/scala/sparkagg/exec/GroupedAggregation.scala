@@ -70,7 +70,7 @@ private[exec] final class GroupedAggregation(
   private var pending: Iterator[InternalRow] = Iterator.empty
   private var finished = false
 
-  private def newAccumulators(): Array[GroupsAccumulator] = setup.bounds.map(_.groupsAccumulator()).toArray
+  private def newAccumulators(): Array[GroupsAccumulator] = setup.calls.map(_.newGroupsAccumulator()).toArray
 
   override def hasNext: Boolean = {
     while (!pending.hasNext && !finished) pending = step()
@@ -147,12 +147,12 @@ private[exec] final class GroupedAggregation(
       val own = setup.columnsOf(j).map(columns)
       val filter = if (setup.filterOf(j) < 0) None else Some(columns(setup.filterOf(j)))
       if (partial) accumulators(j).updateBatch(Columns.of(n, own), groupIndices, filter, total)
-      else accumulators(j).mergeBatch(Columns.of(n, setup.received(j, own)), groupIndices, filter, total)
+      else accumulators(j).mergeBatch(Columns.of(n, setup.calls(j).received(own)), groupIndices, filter, total)
     }
   }
 
   private def guard[T](j: Int)(body: => T): T =
-    try body catch { case e: ArithmeticException => throw setup.functions(j).rethrow(e) }
+    try body catch { case e: ArithmeticException => throw setup.functions(j).overflow(e) }
 
   /** Asks the memory manager for twice the groups' current bytes, false when it refuses: the key table
    *  and the accumulators' arrays grow by doubling in the middle of a batch, and the old array lives
@@ -172,7 +172,7 @@ private[exec] final class GroupedAggregation(
     val n = emitTo.count(groups.numGroups)
     metrics("numGroups") += n
     val columns: Array[Column] =
-      if (partial) functions.flatMap(j => setup.exchanged(j, guard(j)(accumulators(j).state(emitTo)), n)).toArray
+      if (partial) functions.flatMap(j => setup.calls(j).exchanged(guard(j)(accumulators(j).state(emitTo)), n)).toArray
       else functions.map(j => guard(j)(accumulators(j).evaluate(emitTo))).toArray
     val keys = groups.emit(emitTo)
     if (emitTo == EmitTo.All) release()
@@ -184,7 +184,7 @@ private[exec] final class GroupedAggregation(
     metrics("skippedRows") += n
     val states = functions.flatMap { j =>
       val filter = if (setup.filterOf(j) < 0) None else Some(columns(setup.filterOf(j)))
-      setup.exchanged(j, guard(j)(accumulators(j).convertToState(Columns.of(n, setup.columnsOf(j).map(columns)), filter)), n)
+      setup.calls(j).exchanged(guard(j)(accumulators(j).convertToState(Columns.of(n, setup.columnsOf(j).map(columns)), filter)), n)
     }.toArray
     rowsOf(groups.emit(EmitTo.All), n, states, setup.stateTypes.flatten)
   }
@@ -209,7 +209,7 @@ private[exec] final class GroupedAggregation(
     for (j <- functions) {
       val own = setup.columnsOf(j).map(empty)
       if (partial) accumulators(j).updateBatch(Columns.of(0, own), groupIndices, None, groups.numGroups)
-      else accumulators(j).mergeBatch(Columns.of(0, setup.received(j, own)), groupIndices, None, groups.numGroups)
+      else accumulators(j).mergeBatch(Columns.of(0, setup.calls(j).received(own)), groupIndices, None, groups.numGroups)
     }
   }
 
@@ -226,7 +226,7 @@ private[exec] final class GroupedAggregation(
   private def spillGroups(): Unit = {
     catchUp()
     val n = groups.numGroups
-    val states = functions.flatMap(j => setup.exchanged(j, guard(j)(accumulators(j).state(EmitTo.All)), n)).toArray
+    val states = functions.flatMap(j => setup.calls(j).exchanged(guard(j)(accumulators(j).state(EmitTo.All)), n)).toArray
     val keys = groups.emit(EmitTo.All)
     release()
     val run = newSorter()

@@ -3,6 +3,7 @@ package sparkagg.functions
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import sparkagg.api._
+import sparkagg.common.ValueKind
 
 /**
  * approx_distinct(x): the number of distinct non-NULL values, estimated with HyperLogLog at precision

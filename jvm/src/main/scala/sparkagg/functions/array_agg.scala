@@ -5,10 +5,11 @@ import scala.collection.mutable.ArrayBuffer
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
+import sparkagg.common._
 
 /**
  * array_agg(x) [WITHIN GROUP (ORDER BY key [DESC], ...)]: the values of x, NULLs kept, as array<T> with
- * nullable elements (seed 004); NULL on empty input, not []. DISTINCT comes from Spark's DISTINCT
+ * nullable elements (as DataFusion declares list states); NULL on empty input, not []. DISTINCT comes from Spark's DISTINCT
  * keyword; DataFusion's IGNORE NULLS is `FILTER (WHERE x IS NOT NULL)` (Spark's parser keeps IGNORE
  * NULLS for its own first/last). Without an ordering the order of the elements follows the input,
  * which partitioning may change. State: array_agg, the list so far; ordered, the list sorted and
@@ -91,7 +92,7 @@ final class ArrayAggAccumulator(elementType: DataType) extends Accumulator {
  * object per group; bigint and double elements are kept unboxed, and a group's list of them without
  * NULLs comes out as a primitive array.
  */
-private[functions] final class ArrayAggGroups(elementType: DataType) extends GroupsAccumulator {
+private[sparkagg] final class ArrayAggGroups(elementType: DataType) extends GroupsAccumulator {
   private val perGroup = new IntVector
   private var owner = new Array[Int](ArrayAggGroups.Initial)
   private var present = new Array[Long](Validity.words(ArrayAggGroups.Initial))

@@ -4,6 +4,7 @@ import java.math.BigInteger
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
+import sparkagg.common._
 
 /**
  * avg (alias mean): integers and floats are averaged as double; decimal(p, s) exactly, returning

@@ -2,6 +2,7 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
+import sparkagg.common.{LongFoldGroups, ValueKind}
 
 /**
  * bit_and, bit_or, bit_xor over integers (tinyint to bigint), returning the input type; NULL on empty or
@@ -9,8 +10,8 @@ import sparkagg.api._
  * bit_xor(DISTINCT x) comes from Spark's DISTINCT keyword.
  */
 sealed abstract class Bitwise(val name: String, val identity: Long, example: (String, String)) extends FunctionDef {
-  private[functions] def combine(acc: Long, v: Long): Long
-  private[functions] def retractable: Boolean = false
+  private[sparkagg] def combine(acc: Long, v: Long): Long
+  private[sparkagg] def retractable: Boolean = false
 
   val signature = "(tinyint|smallint|int|bigint) -> same type"
   val doc = FunctionDoc(
@@ -44,18 +45,18 @@ final class BitwiseAccumulator(fn: Bitwise, kind: ValueKind.LongLike) extends Ac
 
 object BitAnd extends Bitwise("bit_and", -1L,
   "SELECT _FUNC_(col) FROM VALUES (3), (5) AS tab(col)" -> "1") {
-  private[functions] def combine(acc: Long, v: Long): Long = acc & v
+  private[sparkagg] def combine(acc: Long, v: Long): Long = acc & v
 }
 
 object BitOr extends Bitwise("bit_or", 0L,
   "SELECT _FUNC_(col) FROM VALUES (3), (5) AS tab(col)" -> "7") {
-  private[functions] def combine(acc: Long, v: Long): Long = acc | v
+  private[sparkagg] def combine(acc: Long, v: Long): Long = acc | v
 }
 
 object BitXor extends Bitwise("bit_xor", 0L,
   "SELECT _FUNC_(col) FROM VALUES (3), (5), (NULL) AS tab(col)" -> "6") {
-  private[functions] def combine(acc: Long, v: Long): Long = acc ^ v
-  override private[functions] def retractable: Boolean = true
+  private[sparkagg] def combine(acc: Long, v: Long): Long = acc ^ v
+  override private[sparkagg] def retractable: Boolean = true
 }
 
 /** bit_and / bit_or / bit_xor for every group ([[BitwiseAccumulator]]'s semantics). State: as the result. */

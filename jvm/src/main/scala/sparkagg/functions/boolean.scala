@@ -2,6 +2,7 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
+import sparkagg.common._
 
 /**
  * bool_and (true when every non-NULL value is true) and bool_or (true when any is); NULL on empty or

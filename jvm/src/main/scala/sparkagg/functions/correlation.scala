@@ -1,7 +1,8 @@
 package sparkagg.functions
 
 import sparkagg.api.FunctionDoc
-import sparkagg.functions.Moment._
+import sparkagg.common.{CoMomentAggregate, CoMoments}
+import sparkagg.common.Moment._
 
 /**
  * corr(y, x): Pearson's correlation coefficient of the pairs where neither is NULL, as double. NULL

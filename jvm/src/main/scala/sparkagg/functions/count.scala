@@ -2,6 +2,7 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
+import sparkagg.common.{LongColumn, LongVector}
 
 /**
  * count: rows where every argument is non-NULL; `count(*)` and `count()` count all rows.

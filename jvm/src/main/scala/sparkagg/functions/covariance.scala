@@ -1,7 +1,8 @@
 package sparkagg.functions
 
 import sparkagg.api.FunctionDoc
-import sparkagg.functions.Moment._
+import sparkagg.common.{CoMomentAggregate, CoMoments}
+import sparkagg.common.Moment._
 
 /**
  * covar_samp (covar) and covar_pop of (y, x), numeric as double; pairs with a NULL skipped; NULL on

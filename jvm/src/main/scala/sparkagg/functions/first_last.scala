@@ -2,6 +2,7 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
+import sparkagg.common.{OrderKeys, OrderedValues}
 
 /**
  * first_value(x [, ignore_nulls]) and last_value(x [, ignore_nulls]) [WITHIN GROUP (ORDER BY key

@@ -6,6 +6,7 @@ import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
+import sparkagg.common.ValueKind
 
 /**
  * median(x): the middle non-NULL value, of the input type; with an even count the two middle values
@@ -35,14 +36,14 @@ object Median extends FunctionDef {
   }
 
   /** (a + b) / 2 truncated toward zero, without overflowing. */
-  private[functions] def truncatedMean(a: Long, b: Long): Long = {
+  private[sparkagg] def truncatedMean(a: Long, b: Long): Long = {
     val sum = a + b
     if (((a ^ sum) & (b ^ sum)) < 0) ((BigInt(a) + BigInt(b)) / 2).toLong else sum / 2
   }
 }
 
 /** A growable primitive array: no object per value. */
-private[functions] final class GrowableLongs {
+private[sparkagg] final class GrowableLongs {
   var values = new Array[Long](16)
   var length = 0
   def add(v: Long): Unit = {

@@ -2,6 +2,7 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
+import sparkagg.common.{OrderKeys, OrderedValues}
 
 /**
  * nth_value(x, n) [WITHIN GROUP (ORDER BY key [DESC], ...)]: the value of x on the n-th row (1-based)

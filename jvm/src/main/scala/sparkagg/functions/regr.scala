@@ -2,7 +2,8 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types.{DataType, LongType}
 import sparkagg.api.{FunctionDoc, Types}
-import sparkagg.functions.Moment._
+import sparkagg.common.{CoMomentAggregate, CoMoments}
+import sparkagg.common.Moment._
 
 /**
  * The SQL-standard linear regression aggregates of (y, x): pairs where either is NULL are skipped.

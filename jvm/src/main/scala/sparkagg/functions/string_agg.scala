@@ -5,6 +5,7 @@ import java.io.ByteArrayOutputStream
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
+import sparkagg.common.{OrderKeys, OrderedValues}
 
 /**
  * string_agg(x, delimiter) [WITHIN GROUP (ORDER BY key [DESC], ...)]: the non-NULL strings of x joined

@@ -2,6 +2,7 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
+import sparkagg.common._
 
 /**
  * sum: integers sum as bigint, floats as double, decimal(p, s) as decimal(min(38, p + 10), s).

@@ -1,7 +1,8 @@
 package sparkagg.functions
 
 import sparkagg.api.FunctionDoc
-import sparkagg.functions.Moment._
+import sparkagg.common.{CoMomentAggregate, CoMoments}
+import sparkagg.common.Moment._
 
 /**
  * var_samp (var, var_sample), var_pop (var_population), stddev (stddev_samp), stddev_pop: numeric

@@ -4,7 +4,8 @@ import org.apache.spark.sql.Row
 import org.apache.spark.sql.api.java.UDF1
 import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
 import org.apache.spark.sql.types.StructType
-import sparkagg.api.{Accumulator, BindContext, FunctionDef, StateShapes}
+import sparkagg.api.{Accumulator, BindContext, FunctionDef}
+import sparkagg.common.StateShapes
 import sparkagg.catalyst.RowValues
 import sparkagg.functions._
 
@@ -43,7 +44,7 @@ abstract class FinalizeUdf[R](function: FunctionDef) extends Serializable {
       val acc: Accumulator = bound.newAccumulator()
       view.row = toInternal(row).asInstanceOf[InternalRow]
       acc.merge(view)
-      toExternal(sparkagg.catalyst.Call.toCatalyst(acc.evaluate(), bound.returnType))
+      toExternal(sparkagg.catalyst.CatalystValues.toCatalyst(acc.evaluate(), bound.returnType))
     }
     schema = stateSchema
   }

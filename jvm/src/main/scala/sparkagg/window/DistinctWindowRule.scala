@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.rules.Rule
 import sparkagg.catalyst.{AccumulatorAggregate, Form}
-import sparkagg.functions.Distinct
+import sparkagg.common.Distinct
 
 /**
  * Spark rejects `DISTINCT` in window functions at analysis. For sparkagg's own aggregates this rule,

@@ -12,11 +12,11 @@ import sparkagg.catalyst.{AccumulatorAggregate, RowValues}
 
 /**
  * Window aggregates of sparkagg functions over ROWS frames (and RANGE frames over a numeric key), each
- * row's frame derived from the previous
- * one: rows entering are `update`d, rows leaving are `retract`ed, so a partition costs O(n) whatever the
- * frame width, where Spark's WindowExec recomputes each frame (O(n x w)). A function that cannot
- * retract has its frames recomputed. Partitions are buffered like WindowExec's, spilling past Spark's
- * window buffer thresholds. Chosen by [[SlidingWindowStrategy]]; child distribution and ordering are
+ * row's frame derived from the previous one: rows entering are `update`d, rows leaving are `retract`ed,
+ * so a partition costs O(n) whatever the frame width, where Spark's WindowExec recomputes each frame
+ * (O(n x w)). A function that cannot retract slides on two stacks of states ([[FrameEvaluator]]), O(1)
+ * amortised per row. Partitions are buffered like WindowExec's, spilling past Spark's window buffer
+ * thresholds. Chosen by [[SlidingWindowStrategy]]; child distribution and ordering are
  * WindowExec's.
  */
 case class SlidingWindowExec(
@@ -47,7 +47,7 @@ case class SlidingWindowExec(
     child.execute().mapPartitions { rows =>
       val partitionKey = UnsafeProjection.create(partitionSpec, input)
       val buffer = new ExternalAppendOnlyUnsafeRowArray(inMemoryThreshold, spillSize, spillThreshold, spillSize)
-      val evaluators = frames.map(f => new FrameEvaluator(f, f.function.argumentsOf(input), new FrameBounds(f, input)))
+      val evaluators = frames.map(f => new FrameEvaluator(f, f.function.call.argumentProjection(f.function.children.map(BindReferences.bindReference(_, input))), new FrameBounds(f, input)))
       val results = new SpecificInternalRow(windowExpression.map(_.dataType))
       val join = new JoinedRow
       val toOutput = UnsafeProjection.create(outputSchema, outputSchema)
@@ -253,7 +253,7 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
   def start(rows: ExternalAppendOnlyUnsafeRowArray): Unit = {
     buffer = rows
     bounds.start(rows)
-    acc = frame.function.newSlidingAccumulator()
+    acc = frame.function.call.newSlidingAccumulator()
     entering = rows.generateIterator()
     leaving = rows.generateIterator()
     added = 0
@@ -271,20 +271,20 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
         while (added < end) { view.row = arguments(entering.next()); acc.update(view); added += 1 }
         while (removed < begin) { view.row = arguments(leaving.next()); acc.retract(view); removed += 1 }
         if (acc.needsRebuild) acc = accumulate(begin, end)
-        frame.function.resultOf(acc)
+        frame.function.call.result(acc)
       } else slideOnTwoStacks(begin, end)
-    } catch { case e: ArithmeticException => throw frame.function.rethrow(e) }
+    } catch { case e: ArithmeticException => throw frame.function.overflow(e) }
   }
 
   private def slideOnTwoStacks(begin: Int, end: Int): Any = {
     while (added < end) { view.row = arguments(entering.next()); acc.update(view); added += 1 }
-    val result = frame.function.newSlidingAccumulator()
-    if (begin >= end) return frame.function.resultOf(result)
+    val result = frame.function.call.newSlidingAccumulator()
+    if (begin >= end) return frame.function.call.result(result)
     if (begin >= frontEnd) rebuildFront(begin)
     removed = math.max(removed, begin)
     if (removed < frontEnd) result.merge(RowValues.of(frontStates(removed - frontStart)))
-    if (frontEnd < added) result.merge(RowValues.of(frame.function.stateRow(acc.state())))
-    frame.function.resultOf(result)
+    if (frontEnd < added) result.merge(RowValues.of(frame.function.call.stateRow(acc.state())))
+    frame.function.call.result(result)
   }
 
   /** Moves rows [from, added) from the back to the front, as suffix states; the back starts empty. */
@@ -294,21 +294,21 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
     frontStates = new Array[InternalRow](args.length)
     var k = args.length - 1
     while (k >= 0) {
-      val suffix = frame.function.newSlidingAccumulator()
+      val suffix = frame.function.call.newSlidingAccumulator()
       if (k + 1 < args.length) suffix.merge(RowValues.of(frontStates(k + 1)))
       view.row = args(k)
       suffix.update(view)
-      frontStates(k) = frame.function.stateRow(suffix.state())
+      frontStates(k) = frame.function.call.stateRow(suffix.state())
       k -= 1
     }
     frontStart = from
     frontEnd = added
-    acc = frame.function.newSlidingAccumulator()
+    acc = frame.function.call.newSlidingAccumulator()
   }
 
   /** A new accumulator over rows [begin, end) of the partition. */
   private def accumulate(begin: Int, end: Int): Accumulator = {
-    val fresh = frame.function.newSlidingAccumulator()
+    val fresh = frame.function.call.newSlidingAccumulator()
     val rows = buffer.generateIterator(begin)
     var j = begin
     while (j < end) { view.row = arguments(rows.next()); fresh.update(view); j += 1 }

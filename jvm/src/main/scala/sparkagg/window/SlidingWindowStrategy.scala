@@ -5,8 +5,9 @@ import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Window}
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
 
 /**
- * Plans a window whose expressions are all sparkagg aggregates over ROWS frames onto
- * [[SlidingWindowExec]]; any other window stays with Spark's WindowExec. Off with
+ * Plans a window whose expressions are all sparkagg aggregates over frames [[SlidingFrame]] accepts (ROWS
+ * frames, and RANGE frames over one integer or floating order key) onto [[SlidingWindowExec]]; any other
+ * window stays with Spark's WindowExec. Off with
  * `spark.sparkagg.window.enabled=false`.
  */
 case class SlidingWindowStrategy(spark: SparkSession) extends SparkStrategy {

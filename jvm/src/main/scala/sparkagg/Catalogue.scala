@@ -1,4 +1,4 @@
-package sparkagg.catalyst
+package sparkagg
 
 import scala.util.Try
 
@@ -23,7 +23,7 @@ import sparkagg.functions.Functions
  *
  * Grouped path, read the same way from the bindings: "native" when the function has its own
  * GroupsAccumulator (primitive arrays indexed by group), "adapter" when exec/'s grouped operator runs
- * its row-at-a-time Accumulator per group through AccumulatorGroups; both run on the grouped operator.
+ * its row-at-a-time Accumulator per group through sparkagg.common.AccumulatorGroups; both run on the grouped operator.
  */
 object Catalogue {
   final case class Row(name: String, aliases: Seq[String], signature: String, retract: String, grouped: String,
@@ -74,9 +74,9 @@ object Catalogue {
         case many =>
           // Each answer with the shortest argument lists of columns (no constants) that give it.
           many.map { one =>
-            val given = answers.collect { case (`one`, args) => args }
-            val plain = given.filter(_.forall(_.constant.isEmpty))
-            val shortest = if (plain.isEmpty) given.take(1) else plain.filter(_.size == plain.map(_.size).min)
+            val giving = answers.collect { case (`one`, args) => args }
+            val plain = giving.filter(_.forall(_.constant.isEmpty))
+            val shortest = if (plain.isEmpty) giving.take(1) else plain.filter(_.size == plain.map(_.size).min)
             s"$one for ${shortest.map(describe).distinct.mkString(", ")}"
           }.mkString("; ")
       }

@@ -1,4 +1,4 @@
-package sparkagg.functions
+package sparkagg.common
 
 import java.util.{HashMap => JHashMap}
 

@@ -1,4 +1,4 @@
-package sparkagg.functions
+package sparkagg.common
 
 import java.math.{BigDecimal => JBigDecimal, BigInteger}
 

@@ -1,4 +1,4 @@
-package sparkagg.functions
+package sparkagg.common
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
@@ -129,7 +129,7 @@ abstract class CoMomentAggregate(val name: String, pair: Boolean, stateFields: S
   private val schema = StructType(stateFields.map { case (field, moment) =>
     StructField(field, if (moment == Moment.Count) LongType else DoubleType, nullable = false)
   })
-  private[functions] val moments: Array[Moment] = stateFields.map(_._2).toArray
+  private[sparkagg] val moments: Array[Moment] = stateFields.map(_._2).toArray
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] =
     if (args.size == arity && args.forall(a => Types.isNumeric(a.dataType) || Types.isUntypedNull(a.dataType)))

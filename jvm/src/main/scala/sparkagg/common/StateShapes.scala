@@ -1,6 +1,7 @@
-package sparkagg.api
+package sparkagg.common
 
 import org.apache.spark.sql.types._
+import sparkagg.api._
 
 /**
  * From a state back to the call that made it: `_merge` and `_finalize` see only a state struct, and must

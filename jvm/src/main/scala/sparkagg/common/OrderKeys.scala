@@ -1,4 +1,4 @@
-package sparkagg.functions
+package sparkagg.common
 
 import java.util.Comparator
 
@@ -15,7 +15,7 @@ import sparkagg.api._
  * "orderings" fields) so that merging partial states honours the order; so does sparkagg, and the
  * state's field names carry each key's direction, so that `_merge` can sort without the query.
  */
-private[functions] final case class OrderKeys(types: Seq[DataType], directions: Seq[SortKey]) {
+private[sparkagg] final case class OrderKeys(types: Seq[DataType], directions: Seq[SortKey]) {
   def isEmpty: Boolean = types.isEmpty
   def size: Int = types.size
 
@@ -74,7 +74,7 @@ private[functions] final case class OrderKeys(types: Seq[DataType], directions: 
   }
 }
 
-private[functions] object OrderKeys {
+private[sparkagg] object OrderKeys {
   /** The trailing arguments that are ordering keys, if every key has a type that sorts. */
   def of(args: Seq[Arg]): Either[String, OrderKeys] = {
     val keys = args.filter(_.sortKey.isDefined)
@@ -136,7 +136,7 @@ private[functions] object OrderKeys {
  * nth_value. The state is the values sorted, and the keys beside them as a list of structs; merging
  * appends another state's, and reading sorts stably (equal keys keep arrival order, as in DataFusion).
  */
-private[functions] final class OrderedValues(valueType: DataType, keys: OrderKeys) {
+private[sparkagg] final class OrderedValues(valueType: DataType, keys: OrderKeys) {
   private val values = new ArrayBuffer[Any]
   private val keyRows = new ArrayBuffer[Array[Any]]
   private var bytes = 0L
@@ -184,7 +184,7 @@ private[functions] final class OrderedValues(valueType: DataType, keys: OrderKey
   def size: Long = 96 + 16L * values.length + bytes
 }
 
-private[functions] object OrderedValues {
+private[sparkagg] object OrderedValues {
   def sizeOf(v: Any): Long = v match {
     case s: org.apache.spark.unsafe.types.UTF8String => 24 + s.numBytes
     case b: Array[Byte] => 16 + b.length

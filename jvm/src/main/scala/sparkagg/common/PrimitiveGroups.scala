@@ -1,4 +1,4 @@
-package sparkagg.functions
+package sparkagg.common
 
 import sparkagg.api._
 
@@ -11,7 +11,7 @@ import sparkagg.api._
  * Every group's exact bigint sum in 128 bits, [[LongSum]]'s arithmetic over two arrays: `lo` holds the
  * low 64 bits, `hi` the high. An overflow that cancels out is none; whether a sum fits is judged when read.
  */
-private[functions] final class GroupLongSums {
+private[sparkagg] final class GroupLongSums {
   private val lo = new LongVector
   private val hi = new LongVector
 
@@ -22,7 +22,7 @@ private[functions] final class GroupLongSums {
   def size: Long = lo.size + hi.size
 }
 
-private[functions] object GroupLongSums {
+private[sparkagg] object GroupLongSums {
   @inline def add(lo: Array[Long], hi: Array[Long], g: Int, v: Long): Unit = {
     val l = lo(g)
     val r = l + v
@@ -37,7 +37,7 @@ private[functions] object GroupLongSums {
  * array, and in another which non-finite values were seen (bit 0 NaN, bit 1 +inf, bit 2 -inf). Adds
  * happen in the same order as the row-at-a-time accumulator's, so the sums are the same to the bit.
  */
-private[functions] final class GroupDoubleSums {
+private[sparkagg] final class GroupDoubleSums {
   private val finite = new DoubleVector
   private val flags = new ByteVector
 
@@ -59,7 +59,7 @@ private[functions] final class GroupDoubleSums {
   def size: Long = finite.size + flags.size
 }
 
-private[functions] object GroupDoubleSums {
+private[sparkagg] object GroupDoubleSums {
   @inline def add(sums: Array[Double], flags: Array[Byte], g: Int, v: Double): Unit =
     if (java.lang.Double.isFinite(v)) sums(g) += v
     else flags(g) = (flags(g) | (if (v.isNaN) 1 else if (v > 0) 2 else 4)).toByte
@@ -76,7 +76,7 @@ private[functions] object GroupDoubleSums {
  * first or, for avg (`countFirst`), count first, as their row-at-a-time states do; a group's value is
  * NULL while its count is 0.
  */
-private[functions] abstract class DoubleSumCountGroups(countFirst: Boolean) extends GroupsAccumulator {
+private[sparkagg] abstract class DoubleSumCountGroups(countFirst: Boolean) extends GroupsAccumulator {
   private val sums = new GroupDoubleSums
   private val counts = new LongVector
   private val nulls = new NullState
@@ -145,7 +145,7 @@ private[functions] abstract class DoubleSumCountGroups(countFirst: Boolean) exte
  * [[NullState]] for which groups saw a value (NULL otherwise). The state is the result itself, so a state
  * merges as a value updates, and a row's own state is its value (`combine(identity, v) == v`).
  */
-private[functions] abstract class LongFoldGroups(kind: ValueKind.LongLike, identity: Long) extends GroupsAccumulator {
+private[sparkagg] abstract class LongFoldGroups(kind: ValueKind.LongLike, identity: Long) extends GroupsAccumulator {
   private val folded = new LongVector(identity)
   private val nulls = new NullState
 
@@ -180,7 +180,7 @@ private[functions] abstract class LongFoldGroups(kind: ValueKind.LongLike, ident
   def size: Long = folded.size + nulls.size
 }
 
-private[functions] object GroupColumns {
+private[sparkagg] object GroupColumns {
   /** Validity words with a bit set for each group whose count is not zero. */
   def nonZero(counts: Array[Long]): Array[Long] = {
     val bits = new Array[Long](Validity.words(counts.length))

@@ -1,4 +1,4 @@
-package sparkagg.functions
+package sparkagg.common
 
 /**
  * DataFusion's t-digest (functions-aggregate-common's tdigest.rs, a port of Folly's): centroids (mean,
@@ -8,7 +8,7 @@ package sparkagg.functions
  * batches give DataFusion's results bit for bit: the same passes, the same floating-point operations in
  * the same order, Rust's NaN rules for min/max. Immutable: every merge returns a new digest.
  */
-private[functions] final class TDigest(
+private[sparkagg] final class TDigest(
     val maxSize: Int,
     val means: Array[Double],
     val weights: Array[Double],
@@ -42,7 +42,10 @@ private[functions] final class TDigest(
   def bytes: Long = 64 + 16L * means.length
 }
 
-private[functions] object TDigest {
+private[sparkagg] object TDigest {
+  /** DataFusion's default batch size: how many values it sorts and merges into a digest at once. */
+  val BatchSize = 8192
+
   val DefaultMaxSize = 100
 
   def empty(maxSize: Int): TDigest =
@@ -147,7 +150,7 @@ private[functions] object TDigest {
  * valid until the next build. [[TDigest]] wraps one result; a grouped accumulator copies it into its
  * own arrays.
  */
-private[functions] final class DigestBuilder {
+private[sparkagg] final class DigestBuilder {
   var maxSize: Int = TDigest.DefaultMaxSize
   var means = new Array[Double](128)
   var weights = new Array[Double](128)

@@ -1,8 +1,13 @@
 package sparkagg.catalyst
 
+// Values between Catalyst and the api, both ways, in one place: the api's views (Values, ListValues) over
+// Catalyst rows and arrays, and the api's values (boxed, Array[Any] lists and structs, primitive arrays)
+// as Catalyst holds them.
+
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.util.ArrayData
-import org.apache.spark.sql.types.{DataType, Decimal}
+import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeArrayData}
+import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData}
+import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api.{ListValues, Values}
 
@@ -41,6 +46,24 @@ final class ArrayValues(array: ArrayData) extends ListValues {
 
 object RowValues {
   def of(row: InternalRow): RowValues = { val v = new RowValues; v.row = row; v }
+}
+
+/** From the api's values to Catalyst's: what every host and operator hands to Spark goes through here. */
+object CatalystValues {
+  /** The api's values for `dataType` as Catalyst holds them: an `Array[Any]` list becomes ArrayData, an
+   *  `Array[Any]` struct (ordering keys) a row. */
+  def toCatalyst(value: Any, dataType: DataType): Any = (value, dataType) match {
+    // Primitive lists (a median's values) go to Catalyst without boxing; flat lists without a copy.
+    case (longs: Array[Long], ArrayType(LongType, _)) => UnsafeArrayData.fromPrimitiveArray(longs)
+    case (ints: Array[Int], ArrayType(IntegerType, _)) => UnsafeArrayData.fromPrimitiveArray(ints)
+    case (doubles: Array[Double], ArrayType(DoubleType, _)) => UnsafeArrayData.fromPrimitiveArray(doubles)
+    case (elements: Array[Any], ArrayType(_: ArrayType | _: StructType | _: MapType, _)) =>
+      new GenericArrayData(elements.map(toCatalyst(_, dataType.asInstanceOf[ArrayType].elementType)))
+    case (elements: Array[Any], ArrayType(_, _)) => new GenericArrayData(elements)
+    case (fields: Array[Any], struct: StructType) =>
+      new GenericInternalRow(Array.tabulate[Any](fields.length)(i => toCatalyst(fields(i), struct.fields(i).dataType)))
+    case _ => value
+  }
 }
 
 /**

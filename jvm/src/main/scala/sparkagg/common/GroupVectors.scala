@@ -1,6 +1,8 @@
-package sparkagg.api
+package sparkagg.common
 
 import java.util.Arrays
+
+import sparkagg.api.EmitTo
 
 /**
  * A growable primitive array indexed by group, the storage of native GroupsAccumulators: one per state

@@ -1,0 +1,230 @@
+package sparkagg.common
+
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+import sparkagg.api._
+
+/** Validity bitmaps: bit `i` of word `i >> 6` set when row `i` is non-NULL; `null` means no NULLs. */
+object Validity {
+  def isValid(bits: Array[Long], row: Int): Boolean = bits == null || (bits(row >> 6) & (1L << row)) != 0
+  def allValid(bits: Array[Long], numRows: Int): Boolean = bits == null || {
+    var i = 0
+    val full = numRows >> 6
+    while (i < full && bits(i) == -1L) i += 1
+    i == full && (numRows % 64 == 0 || (bits(full) | (-1L << numRows)) == -1L)
+  }
+  def words(numRows: Int): Int = (numRows + 63) >> 6
+  def set(bits: Array[Long], row: Int): Unit = bits(row >> 6) |= 1L << row
+}
+
+/**
+ * Any integer-like column in a Long per row (boolean as 0 / 1, tinyint to bigint, date, timestamps):
+ * the getters of the narrower types narrow. `validity` as in [[Validity]].
+ */
+final class LongColumn(val values: Array[Long], val validity: Array[Long], val numRows: Int) extends Column {
+  lazy val hasNulls: Boolean = !Validity.allValid(validity, numRows)
+  def isNullAt(row: Int): Boolean = !Validity.isValid(validity, row)
+  override def getBoolean(row: Int): Boolean = values(row) != 0
+  override def getByte(row: Int): Byte = values(row).toByte
+  override def getShort(row: Int): Short = values(row).toShort
+  override def getInt(row: Int): Int = values(row).toInt
+  override def getLong(row: Int): Long = values(row)
+  def get(row: Int, dataType: DataType): AnyRef =
+    if (isNullAt(row)) null
+    else dataType match {
+      case BooleanType => java.lang.Boolean.valueOf(values(row) != 0)
+      case ByteType => java.lang.Byte.valueOf(values(row).toByte)
+      case ShortType => java.lang.Short.valueOf(values(row).toShort)
+      case IntegerType | DateType => java.lang.Integer.valueOf(values(row).toInt)
+      case _ => java.lang.Long.valueOf(values(row))
+    }
+  override def toString: String = s"LongColumn(${(0 until numRows).map(r => if (isNullAt(r)) "NULL" else values(r)).mkString(", ")})"
+}
+
+/** float or double, in a Double per row. */
+final class DoubleColumn(val values: Array[Double], val validity: Array[Long], val numRows: Int) extends Column {
+  lazy val hasNulls: Boolean = !Validity.allValid(validity, numRows)
+  def isNullAt(row: Int): Boolean = !Validity.isValid(validity, row)
+  override def getFloat(row: Int): Float = values(row).toFloat
+  override def getDouble(row: Int): Double = values(row)
+  def get(row: Int, dataType: DataType): AnyRef =
+    if (isNullAt(row)) null
+    else if (dataType == FloatType) java.lang.Float.valueOf(values(row).toFloat)
+    else java.lang.Double.valueOf(values(row))
+  override def toString: String = s"DoubleColumn(${(0 until numRows).map(r => if (isNullAt(r)) "NULL" else values(r)).mkString(", ")})"
+}
+
+/** A boolean column, e.g. the FILTER clause's mask. */
+final class BooleanColumn(val values: Array[Boolean], val validity: Array[Long], val numRows: Int) extends Column {
+  lazy val hasNulls: Boolean = !Validity.allValid(validity, numRows)
+  def isNullAt(row: Int): Boolean = !Validity.isValid(validity, row)
+  override def getBoolean(row: Int): Boolean = values(row)
+  def get(row: Int, dataType: DataType): AnyRef = if (isNullAt(row)) null else java.lang.Boolean.valueOf(values(row))
+}
+
+/**
+ * Lists of doubles laid end to end: list `row` is `values` at [offsets(row), offsets(row + 1)), its
+ * element `j` NULL when bit offsets(row) + j of `elementValidity` is clear (null: no NULL elements).
+ * What a native accumulator emits for lists of doubles (a t-digest's centroids, array_agg of double),
+ * and what an operator gathers state lists of doubles into: no object per list.
+ */
+final class DoubleListColumn(val values: Array[Double], val offsets: Array[Int], val validity: Array[Long],
+    val numRows: Int, val elementValidity: Array[Long] = null) extends Column {
+  lazy val hasNulls: Boolean = !Validity.allValid(validity, numRows)
+  def isNullAt(row: Int): Boolean = !Validity.isValid(validity, row)
+  def start(row: Int): Int = offsets(row)
+  def length(row: Int): Int = offsets(row + 1) - offsets(row)
+  def isElementNull(at: Int): Boolean = !Validity.isValid(elementValidity, at)
+
+  override def getList(row: Int): ListValues = new ListValues {
+    private val start = offsets(row)
+    def numElements: Int = offsets(row + 1) - start
+    def isNullAt(j: Int): Boolean = isElementNull(start + j)
+    def getLong(j: Int): Long = unsupported("array<bigint>")
+    def getDouble(j: Int): Double = values(start + j)
+    def copy(j: Int, elementType: DataType): AnyRef = if (isNullAt(j)) null else java.lang.Double.valueOf(getDouble(j))
+    def getStruct(j: Int, numFields: Int): Values = unsupported("array<struct>")
+  }
+
+  /** A list as an Array[Double], or an Array[Any] when it holds a NULL. */
+  def get(row: Int, dataType: DataType): AnyRef =
+    if (isNullAt(row)) null
+    else if ((offsets(row) until offsets(row + 1)).exists(isElementNull))
+      (offsets(row) until offsets(row + 1)).map(at => if (isElementNull(at)) null else values(at)).toArray[Any]
+    else java.util.Arrays.copyOfRange(values, offsets(row), offsets(row + 1))
+}
+
+/**
+ * Byte strings laid end to end: row `r` is bytes [offsets(r), offsets(r + 1)) of `bytes` (a NULL row
+ * holds none). What a [[StatePacking]] packs states into, and what an operator gathers binary values
+ * into: no array per row until one is asked for.
+ */
+final class BinaryColumn(val bytes: Array[Byte], val offsets: Array[Int], val validity: Array[Long],
+    val numRows: Int) extends Column {
+  lazy val hasNulls: Boolean = !Validity.allValid(validity, numRows)
+  def isNullAt(row: Int): Boolean = !Validity.isValid(validity, row)
+  def start(row: Int): Int = offsets(row)
+  def length(row: Int): Int = offsets(row + 1) - offsets(row)
+  override def getBinary(row: Int): Array[Byte] = java.util.Arrays.copyOfRange(bytes, offsets(row), offsets(row + 1))
+  def get(row: Int, dataType: DataType): AnyRef = if (isNullAt(row)) null else getBinary(row)
+}
+
+object BinaryColumn {
+  /** `column`'s binary values end to end: the column itself when it already is a BinaryColumn. */
+  def of(column: Column): BinaryColumn = column match {
+    case b: BinaryColumn => b
+    case other =>
+      val n = other.numRows
+      val values = Array.tabulate(n)(r => if (other.isNullAt(r)) Array.emptyByteArray else other.getBinary(r))
+      val offsets = values.scanLeft(0)(_ + _.length)
+      val validity = if (!other.hasNulls) null else {
+        val bits = new Array[Long](Validity.words(n))
+        (0 until n).foreach(r => if (!other.isNullAt(r)) Validity.set(bits, r))
+        bits
+      }
+      new BinaryColumn(values.flatten, offsets, validity, n)
+  }
+}
+
+/**
+ * Values of any type, boxed in Spark's internal representation (`null` for NULL); lists as `Array[Any]`
+ * or primitive arrays, structs as `Array[Any]`, as [[Accumulator.state]] returns them. What the
+ * adapter [[AccumulatorGroups]] emits, and the general input for the rare types without a primitive column.
+ */
+final class ObjectColumn(val values: Array[Any]) extends Column {
+  def numRows: Int = values.length
+  lazy val hasNulls: Boolean = values.contains(null)
+  def isNullAt(row: Int): Boolean = values(row) == null
+  override def getBoolean(row: Int): Boolean = values(row).asInstanceOf[Boolean]
+  override def getByte(row: Int): Byte = values(row).asInstanceOf[Byte]
+  override def getShort(row: Int): Short = values(row).asInstanceOf[Short]
+  override def getInt(row: Int): Int = values(row).asInstanceOf[Int]
+  override def getLong(row: Int): Long = values(row).asInstanceOf[Long]
+  override def getFloat(row: Int): Float = values(row).asInstanceOf[Float]
+  override def getDouble(row: Int): Double = values(row).asInstanceOf[Double]
+  override def getDecimal(row: Int, precision: Int, scale: Int): Decimal = values(row).asInstanceOf[Decimal]
+  override def getUTF8String(row: Int): UTF8String = values(row).asInstanceOf[UTF8String]
+  override def getBinary(row: Int): Array[Byte] = values(row).asInstanceOf[Array[Byte]]
+  override def getList(row: Int): ListValues = ObjectValues.list(values(row))
+  def get(row: Int, dataType: DataType): AnyRef = values(row).asInstanceOf[AnyRef]
+  override def copy(row: Int, dataType: DataType): AnyRef = ObjectValues.copyOf(values(row))
+  override def toString: String = s"ObjectColumn(${values.map(v => if (v == null) "NULL" else v).mkString(", ")})"
+}
+
+/** [[Values]] and [[ListValues]] over boxed values in `Array[Any]`s (state rows, list and struct values). */
+object ObjectValues {
+  def copyOf(v: Any): AnyRef = v match {
+    case s: UTF8String => s.clone()
+    case d: Decimal => d.clone()
+    case b: Array[Byte] => b.clone()
+    case a: Array[Any] => a.map(copyOf)
+    case a: Array[Long] => a.clone()
+    case a: Array[Int] => a.clone()
+    case a: Array[Double] => a.clone()
+    case other => other.asInstanceOf[AnyRef]
+  }
+
+  def list(v: Any): ListValues = v match {
+    case a: Array[Any] => new AnyList(a)
+    case a: Array[Long] => new AnyList(a.map(x => x: Any))
+    case a: Array[Int] => new AnyList(a.map(x => x: Any))
+    case a: Array[Double] => new AnyList(a.map(x => x: Any))
+    case other => throw new IllegalArgumentException(s"not a list value: $other")
+  }
+
+  final class AnyList(elements: Array[Any]) extends ListValues {
+    def numElements: Int = elements.length
+    def isNullAt(j: Int): Boolean = elements(j) == null
+    def getLong(j: Int): Long = elements(j) match {
+      case i: Int => i.toLong
+      case x => x.asInstanceOf[Long]
+    }
+    def getDouble(j: Int): Double = elements(j).asInstanceOf[Double]
+    def copy(j: Int, elementType: DataType): AnyRef = copyOf(elements(j))
+    def getStruct(j: Int, numFields: Int): Values = new Row(elements(j).asInstanceOf[Array[Any]])
+  }
+
+  /** One row of boxed values, e.g. an accumulator's state or a struct element. */
+  final class Row(fields: Array[Any]) extends Values {
+    def numFields: Int = fields.length
+    def isNullAt(i: Int): Boolean = fields(i) == null
+    def getBoolean(i: Int): Boolean = fields(i).asInstanceOf[Boolean]
+    def getByte(i: Int): Byte = fields(i).asInstanceOf[Byte]
+    def getShort(i: Int): Short = fields(i).asInstanceOf[Short]
+    def getInt(i: Int): Int = fields(i).asInstanceOf[Int]
+    def getLong(i: Int): Long = fields(i).asInstanceOf[Long]
+    def getFloat(i: Int): Float = fields(i).asInstanceOf[Float]
+    def getDouble(i: Int): Double = fields(i).asInstanceOf[Double]
+    def getDecimal(i: Int, precision: Int, scale: Int): Decimal = fields(i).asInstanceOf[Decimal]
+    def getUTF8String(i: Int): UTF8String = fields(i).asInstanceOf[UTF8String]
+    def getBinary(i: Int): Array[Byte] = fields(i).asInstanceOf[Array[Byte]]
+    def get(i: Int, dataType: DataType): AnyRef = fields(i).asInstanceOf[AnyRef]
+    def copy(i: Int, dataType: DataType): AnyRef = copyOf(fields(i))
+    def getList(i: Int): ListValues = list(fields(i))
+  }
+}
+
+/**
+ * The api's row view ([[Values]]) of one position of a batch: what the adapter hands a row-at-a-time
+ * [[Accumulator]]. One instance is re-pointed at each row (`row = i`); nothing is allocated per row.
+ */
+final class ColumnsRow(columns: Columns) extends Values {
+  var row: Int = 0
+  private val cols = Array.tabulate(columns.numColumns)(columns.column)
+
+  def numFields: Int = cols.length
+  def isNullAt(i: Int): Boolean = cols(i).isNullAt(row)
+  def getBoolean(i: Int): Boolean = cols(i).getBoolean(row)
+  def getByte(i: Int): Byte = cols(i).getByte(row)
+  def getShort(i: Int): Short = cols(i).getShort(row)
+  def getInt(i: Int): Int = cols(i).getInt(row)
+  def getLong(i: Int): Long = cols(i).getLong(row)
+  def getFloat(i: Int): Float = cols(i).getFloat(row)
+  def getDouble(i: Int): Double = cols(i).getDouble(row)
+  def getDecimal(i: Int, precision: Int, scale: Int): Decimal = cols(i).getDecimal(row, precision, scale)
+  def getUTF8String(i: Int): UTF8String = cols(i).getUTF8String(row)
+  def getBinary(i: Int): Array[Byte] = cols(i).getBinary(row)
+  def get(i: Int, dataType: DataType): AnyRef = cols(i).get(row, dataType)
+  def copy(i: Int, dataType: DataType): AnyRef = cols(i).copy(row, dataType)
+  def getList(i: Int): ListValues = cols(i).getList(row)
+}

@@ -1,0 +1,103 @@
+package sparkagg.exec
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.types.DataType
+import sparkagg.api.Column
+import sparkagg.catalyst.{AccumulatorAggregate, Call}
+
+/**
+ * The task-side description of one node: where a batch's keys, arguments and filters come from in an
+ * input row, and how a group's key and values become an output row. Built on the executor from the
+ * node's expressions.
+ */
+private[exec] final class GroupedSetup(
+    val mode: GroupedMode,
+    input: Seq[Attribute],
+    groupingExpressions: Seq[NamedExpression],
+    val functions: Seq[AccumulatorAggregate],
+    filters: Seq[Option[Expression]],
+    stateAttributes: Seq[Attribute],
+    resultExpressions: Seq[NamedExpression],
+    resultAttributes: Seq[Attribute],
+    val sortedInput: Boolean) {
+
+  private val keys: Seq[Expression] = groupingExpressions.map(BindReferences.bindReference(_: Expression, input))
+  val keyTypes: Seq[DataType] = groupingExpressions.map(_.dataType)
+  val hasKeys: Boolean = keys.nonEmpty
+  def keyProjection(): UnsafeProjection = UnsafeProjection.create(keys)
+
+  val calls: Seq[Call] = functions.map(_.call)
+  /** What each function's partial half hands its final half ([[Call.exchangedFields]]). */
+  val stateTypes: Seq[Seq[DataType]] = calls.map(_.exchangedFields.map(_.dataType))
+  val returnTypes: Seq[DataType] = calls.map(_.bound.returnType)
+
+  /** What each function reads from an input row: its (cast) arguments, or its state fields; then its
+   *  filter. Plain columns of the right type are read in place, else every value is projected first. */
+  private val (valueExpressions, argumentColumns, filterColumns) = {
+    val perFunction: Seq[Seq[Expression]] = mode match {
+      case GroupedMode.Partial => functions.map(f => f.call.castArguments(f.children).map(BindReferences.bindReference(_, input)))
+      case GroupedMode.Final =>
+        val sizes = stateTypes.map(_.size)
+        val offsets = sizes.scanLeft(0)(_ + _)
+        sizes.indices.map(i => stateAttributes.slice(offsets(i), offsets(i) + sizes(i))
+          .map(BindReferences.bindReference(_: Expression, input)))
+    }
+    // FILTER applies to rows; the Final node's states passed it already.
+    val boundFilters = filters.map(_.filter(_ => mode == GroupedMode.Partial).map(BindReferences.bindReference(_, input)))
+    val all = perFunction.flatten ++ boundFilters.flatten
+    val starts = perFunction.map(_.size).scanLeft(0)(_ + _)
+    val columns = perFunction.indices.map(i => (starts(i) until starts(i + 1)).toArray)
+    var next = starts.last
+    val filterColumns = boundFilters.map {
+      case Some(_) => next += 1; next - 1
+      case None => -1
+    }
+    (all, columns, filterColumns)
+  }
+
+  /** Constant arguments and filters (a percentile, a separator), evaluated once instead of per row. */
+  private val constants: Map[Int, Any] =
+    valueExpressions.zipWithIndex.collect { case (e, i) if e.foldable => i -> e.eval() }.toMap
+  private val readExpressions = valueExpressions.zipWithIndex.filterNot { case (_, i) => constants.contains(i) }.map(_._1)
+
+  /** Whether every other argument and filter is a plain input column of the type it is read as. */
+  val inPlace: Boolean = readExpressions.forall(_.isInstanceOf[BoundReference])
+  /** The fields read from each row (after [[valueProjection]]): ordinal and type. */
+  val valueFields: Seq[(Int, DataType)] = readExpressions.zipWithIndex.map {
+    case (b: BoundReference, _) if inPlace => (b.ordinal, b.dataType)
+    case (e, i) => (i, e.dataType)
+  }
+  def valueProjection(): InternalRow => InternalRow =
+    if (inPlace) identity else UnsafeProjection.create(readExpressions)
+
+  /** Every value column of a batch: the columns read from its rows, with the constants in their places. */
+  def allColumns(read: Array[Column], numRows: Int): Array[Column] =
+    if (constants.isEmpty) read
+    else {
+      val fromRows = read.iterator
+      Array.tabulate(valueExpressions.size)(i => constants.get(i) match {
+        case Some(value) => new ConstantColumn(value, numRows)
+        case None => fromRows.next()
+      })
+    }
+
+  /** The value columns function `j` reads, and the column of its filter (-1: none). */
+  def columnsOf(j: Int): Array[Int] = argumentColumns(j)
+  def filterOf(j: Int): Int = filterColumns(j)
+
+  /** The hash table for this node's keys: none, one integer-like column read in place, or any. */
+  def newGroupMap(): GroupMap = keys match {
+    case Seq() => new SingleGroup
+    case _ if sortedInput => new SortedKeyGroups(keyProjection())
+    case Seq(b: BoundReference) if LongKeyMap.supports(b.dataType) => new LongKeyMap(b.ordinal, b.dataType)
+    case _ => new RowKeyMap(keyProjection())
+  }
+
+  /** Output rows from a group's key joined with its values (states for Partial, results for Final). */
+  def outputProjection(): UnsafeProjection = mode match {
+    case GroupedMode.Partial => UnsafeProjection.create((keyTypes ++ stateTypes.flatten).toArray)
+    case GroupedMode.Final =>
+      UnsafeProjection.create(resultExpressions, groupingExpressions.map(_.toAttribute) ++ resultAttributes)
+  }
+}
