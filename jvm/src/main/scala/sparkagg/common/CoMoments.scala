@@ -10,98 +10,119 @@ import sparkagg.api._
  * retracted by running Welford backwards. Welford keeps data with a large common offset exact where a
  * sum-of-squares formula cancels catastrophically.
  *
- * Running Welford backwards leaves rounding residue (a frame holding one value, or one value repeated,
- * should have m2 = 0, not 1e-4). So the newest run of equal values of each argument is tracked, and
- * when a retract leaves only that run, its moments are set exactly.
+ * The moments of a set of groups, one array per moment with group g's at index g: the row accumulator
+ * holds one group (arrays of length 1), the grouped one its GroupVectors' arrays. Both run the same
+ * functions of the companion on them, as DataFusion's variance.rs does over (count, mean, m2), so their
+ * states and results are equal to the bit. One argument leaves the B side and the co-moment null. `at`
+ * is the group the accessors read, for the functions' `result`.
  */
-final class CoMoments {
-  var n = 0L
-  var meanA = 0.0
-  var meanB = 0.0
-  var m2A = 0.0
-  var m2B = 0.0
-  var c = 0.0
-  private var lastA, lastB = 0.0
-  private var runA, runB = 0L
+final class CoMoments(val ns: Array[Long], val meanAs: Array[Double], val m2As: Array[Double],
+    val meanBs: Array[Double], val m2Bs: Array[Double], val cs: Array[Double]) {
+  var at = 0
 
-  private def trackRuns(a: Double, b: Double): Unit = {
-    if (runA > 0 && a == lastA) runA += 1 else { lastA = a; runA = 1 }
-    if (runB > 0 && b == lastB) runB += 1 else { lastB = b; runB = 1 }
-  }
+  def pair: Boolean = meanBs != null
+  def groups: Int = ns.length
 
-  /** After a retract: an argument whose remaining values are all its newest run is constant. */
-  private def settleRuns(): Unit = {
-    if (n <= runA) { runA = n; meanA = lastA; m2A = 0; c = 0 }
-    if (n <= runB) { runB = n; meanB = lastB; m2B = 0; c = 0 }
-  }
-
-  def add(a: Double): Unit = {
-    n += 1
-    trackRuns(a, 0.0)
-    val da = a - meanA
-    meanA += da / n
-    m2A += da * (a - meanA)
-  }
-
-  def add(a: Double, b: Double): Unit = {
-    n += 1
-    trackRuns(a, b)
-    val da = a - meanA
-    val db = b - meanB
-    meanA += da / n
-    meanB += db / n
-    m2A += da * (a - meanA)
-    m2B += db * (b - meanB)
-    c += da * (b - meanB)
-  }
-
-  def remove(a: Double): Unit =
-    if (n <= 1) reset()
-    else {
-      n -= 1
-      val previousMeanA = meanA - (a - meanA) / n
-      m2A -= (a - previousMeanA) * (a - meanA)
-      meanA = previousMeanA
-      settleRuns()
-    }
-
-  def remove(a: Double, b: Double): Unit =
-    if (n <= 1) reset()
-    else {
-      n -= 1
-      val previousMeanA = meanA - (a - meanA) / n
-      val previousMeanB = meanB - (b - meanB) / n
-      m2A -= (a - previousMeanA) * (a - meanA)
-      m2B -= (b - previousMeanB) * (b - meanB)
-      c -= (a - previousMeanA) * (b - meanB)
-      meanA = previousMeanA
-      meanB = previousMeanB
-      settleRuns()
-    }
-
-  /** Chan et al.'s pairwise combination with another set of moments. */
-  def merge(n2: Long, meanA2: Double, meanB2: Double, m2A2: Double, m2B2: Double, c2: Double): Unit =
-    if (n2 > 0) {
-      runA = 0
-      runB = 0
-      if (n == 0) { n = n2; meanA = meanA2; meanB = meanB2; m2A = m2A2; m2B = m2B2; c = c2 }
-      else {
-        val total = n + n2
-        val da = meanA2 - meanA
-        val db = meanB2 - meanB
-        val weight = n.toDouble * n2 / total
-        meanA += da * n2 / total
-        meanB += db * n2 / total
-        m2A += m2A2 + da * da * weight
-        m2B += m2B2 + db * db * weight
-        c += c2 + da * db * weight
-        n = total
-      }
-    }
-
-  def reset(): Unit = { n = 0; meanA = 0; meanB = 0; m2A = 0; m2B = 0; c = 0; runA = 0; runB = 0 }
+  def n: Long = ns(at)
+  def meanA: Double = meanAs(at)
+  def m2A: Double = m2As(at)
+  def meanB: Double = if (pair) meanBs(at) else 0.0
+  def m2B: Double = if (pair) m2Bs(at) else 0.0
+  def c: Double = if (pair) cs(at) else 0.0
 }
 
+object CoMoments {
+  /** Moments of `groups` empty groups. */
+  def empty(pair: Boolean, groups: Int): CoMoments = {
+    def doubles = if (pair) new Array[Double](groups) else null
+    new CoMoments(new Array[Long](groups), new Array[Double](groups), new Array[Double](groups), doubles, doubles,
+      doubles)
+  }
+
+  /** Welford's step: group g takes `a`. */
+  @inline def add(m: CoMoments, g: Int, a: Double): Unit = {
+    val n = m.ns; val meanA = m.meanAs; val m2A = m.m2As
+    n(g) += 1
+    val da = a - meanA(g)
+    meanA(g) += da / n(g)
+    m2A(g) += da * (a - meanA(g))
+  }
+
+  /** Welford's step: group g takes the pair `(a, b)`. */
+  @inline def add(m: CoMoments, g: Int, a: Double, b: Double): Unit = {
+    val n = m.ns; val meanA = m.meanAs; val m2A = m.m2As; val meanB = m.meanBs; val m2B = m.m2Bs; val c = m.cs
+    n(g) += 1
+    val da = a - meanA(g)
+    val db = b - meanB(g)
+    meanA(g) += da / n(g)
+    meanB(g) += db / n(g)
+    m2A(g) += da * (a - meanA(g))
+    m2B(g) += db * (b - meanB(g))
+    c(g) += da * (b - meanB(g))
+  }
+
+  /** Welford's step backwards: group g gives `a` back (false: it held one value and is now empty). */
+  @inline def remove(m: CoMoments, g: Int, a: Double): Boolean = {
+    val n = m.ns; val meanA = m.meanAs; val m2A = m.m2As
+    if (n(g) <= 1) { clear(m, g); false }
+    else {
+      n(g) -= 1
+      val previousMeanA = meanA(g) - (a - meanA(g)) / n(g)
+      m2A(g) -= (a - previousMeanA) * (a - meanA(g))
+      meanA(g) = previousMeanA
+      true
+    }
+  }
+
+  /** Welford's step backwards: group g gives the pair `(a, b)` back (false: it is now empty). */
+  @inline def remove(m: CoMoments, g: Int, a: Double, b: Double): Boolean = {
+    val n = m.ns; val meanA = m.meanAs; val m2A = m.m2As; val meanB = m.meanBs; val m2B = m.m2Bs; val c = m.cs
+    if (n(g) <= 1) { clear(m, g); false }
+    else {
+      n(g) -= 1
+      val previousMeanA = meanA(g) - (a - meanA(g)) / n(g)
+      val previousMeanB = meanB(g) - (b - meanB(g)) / n(g)
+      m2A(g) -= (a - previousMeanA) * (a - meanA(g))
+      m2B(g) -= (b - previousMeanB) * (b - meanB(g))
+      c(g) -= (a - previousMeanA) * (b - meanB(g))
+      meanA(g) = previousMeanA
+      meanB(g) = previousMeanB
+      true
+    }
+  }
+
+  /**
+   * Chan et al.'s pairwise combination of group g with other moments, which must hold `n2 > 0` values
+   * (the B side is ignored for one argument).
+   */
+  @inline def merge(m: CoMoments, g: Int, n2: Long, meanA2: Double, m2A2: Double, meanB2: Double, m2B2: Double,
+      c2: Double): Unit = {
+    val n = m.ns; val meanA = m.meanAs; val m2A = m.m2As; val meanB = m.meanBs; val m2B = m.m2Bs; val c = m.cs
+    val n1 = n(g)
+    if (n1 == 0) {
+      n(g) = n2; meanA(g) = meanA2; m2A(g) = m2A2
+      if (meanB != null) { meanB(g) = meanB2; m2B(g) = m2B2; c(g) = c2 }
+    } else {
+      val total = n1 + n2
+      val da = meanA2 - meanA(g)
+      val weight = n1.toDouble * n2 / total
+      meanA(g) += da * n2 / total
+      m2A(g) += m2A2 + da * da * weight
+      if (meanB != null) {
+        val db = meanB2 - meanB(g)
+        meanB(g) += db * n2 / total
+        m2B(g) += m2B2 + db * db * weight
+        c(g) += c2 + da * db * weight
+      }
+      n(g) = total
+    }
+  }
+
+  def clear(m: CoMoments, g: Int): Unit = {
+    m.ns(g) = 0; m.meanAs(g) = 0; m.m2As(g) = 0
+    if (m.pair) { m.meanBs(g) = 0; m.m2Bs(g) = 0; m.cs(g) = 0 }
+  }
+}
 /** One of the moments, as a function names it in its state (DataFusion's field names). */
 sealed trait Moment { def read(m: CoMoments): Any }
 object Moment {
@@ -139,11 +160,28 @@ abstract class CoMomentAggregate(val name: String, pair: Boolean, stateFields: S
 }
 
 final class CoMomentAccumulator(fn: CoMomentAggregate, pair: Boolean) extends Accumulator {
-  private val m = new CoMoments
+  private val m = CoMoments.empty(pair, 1)
+  // Running Welford backwards leaves rounding residue (a frame holding one value, or one value repeated,
+  // should have m2 = 0, not 1e-4). So the newest run of equal values of each argument is tracked, and
+  // when a retract leaves only that run, its moments are set exactly.
+  private var lastA, lastB = 0.0
+  private var runA, runB = 0L
   // Welford cannot run a NaN or infinity backwards: count those in the frame, and ask for a rebuild
   // once the last has left.
   private var nonFiniteInFrame = 0L
   private var poisoned = false
+
+  private def trackRuns(a: Double, b: Double): Unit = {
+    if (runA > 0 && a == lastA) runA += 1 else { lastA = a; runA = 1 }
+    if (pair) { if (runB > 0 && b == lastB) runB += 1 else { lastB = b; runB = 1 } }
+  }
+
+  /** After a retract: an argument whose remaining values are all its newest run is constant. */
+  private def settleRuns(): Unit = {
+    val n = m.ns(0)
+    if (n <= runA) { runA = n; m.meanAs(0) = lastA; m.m2As(0) = 0; if (pair) m.cs(0) = 0 }
+    if (pair && n <= runB) { runB = n; m.meanBs(0) = lastB; m.m2Bs(0) = 0; m.cs(0) = 0 }
+  }
 
   private def nonFinite(args: Values): Boolean =
     !java.lang.Double.isFinite(args.getDouble(0)) || (pair && !java.lang.Double.isFinite(args.getDouble(1)))
@@ -152,12 +190,17 @@ final class CoMomentAccumulator(fn: CoMomentAggregate, pair: Boolean) extends Ac
 
   def update(args: Values): Unit = if (present(args)) {
     if (nonFinite(args)) { nonFiniteInFrame += 1; poisoned = true }
-    if (pair) m.add(args.getDouble(0), args.getDouble(1)) else m.add(args.getDouble(0))
+    val a = args.getDouble(0)
+    val b = if (pair) args.getDouble(1) else 0.0
+    trackRuns(a, b)
+    if (pair) CoMoments.add(m, 0, a, b) else CoMoments.add(m, 0, a)
   }
 
   override def retract(args: Values): Unit = if (present(args)) {
     if (nonFinite(args)) nonFiniteInFrame -= 1
-    if (pair) m.remove(args.getDouble(0), args.getDouble(1)) else m.remove(args.getDouble(0))
+    val a = args.getDouble(0)
+    val left = if (pair) CoMoments.remove(m, 0, a, args.getDouble(1)) else CoMoments.remove(m, 0, a)
+    if (left) settleRuns() else { runA = 0; runB = 0 }
   }
   override def supportsRetract: Boolean = true
   override def needsRebuild: Boolean = poisoned && nonFiniteInFrame == 0
@@ -177,7 +220,11 @@ final class CoMomentAccumulator(fn: CoMomentAggregate, pair: Boolean) extends Ac
       }
       i += 1
     }
-    m.merge(n2, meanA2, meanB2, m2A2, m2B2, c2)
+    if (n2 > 0) {
+      runA = 0
+      runB = 0
+      CoMoments.merge(m, 0, n2, meanA2, m2A2, meanB2, m2B2, c2)
+    }
   }
 
   def state(): Array[Any] = fn.moments.map(_.read(m))
@@ -186,71 +233,57 @@ final class CoMomentAccumulator(fn: CoMomentAggregate, pair: Boolean) extends Ac
 }
 
 /**
- * Every [[CoMomentAggregate]] for every group: [[CoMoments]]' count in a LongVector and each moment in a
- * DoubleVector, updated (Welford) and merged (Chan) with the same operations in the same order as
- * CoMoments.add / merge, so states and results equal [[CoMomentAccumulator]]'s to the bit. A single
+ * Every [[CoMomentAggregate]] for every group: the count in a LongVector and each moment in a
+ * DoubleVector, run through the same [[CoMoments]] functions as [[CoMomentAccumulator]]. A single
  * argument keeps only count, meanA and m2A: add(a) touches nothing else and the variance states carry
- * nothing else. The result is the function's own `result`, read through a CoMoments loaded with the
- * group's moments. Rows with a NULL argument are skipped; an empty group has count 0, whose result
- * `result` decides. (The equal-value runs CoMoments tracks only serve retraction, which this path lacks.)
+ * nothing else. Rows with a NULL argument are skipped; an empty group has count 0, whose result
+ * `result` decides. (The equal-value runs the row accumulator tracks only serve retraction, which this
+ * path lacks.)
  */
 final class CoMomentGroups(fn: CoMomentAggregate, pair: Boolean) extends GroupsAccumulator {
-  import CoMomentGroups.Moments
   require(pair || fn.moments.forall(m => m == Moment.Count || m == Moment.MeanA || m == Moment.M2A),
     s"${fn.name}: a single-argument state holds only count, meanA and m2A")
 
   private val count = new LongVector
-  private val meanA, m2A = new DoubleVector
-  private val (meanB, m2B, c) = if (pair) (new DoubleVector, new DoubleVector, new DoubleVector) else (null, null, null)
-  private val vectors: Seq[DoubleVector] = if (pair) Seq(meanA, m2A, meanB, m2B, c) else Seq(meanA, m2A)
+  // meanA, m2A, and for a pair meanB, m2B, c.
+  private val doubles = Array.fill(if (pair) 5 else 2)(new DoubleVector)
 
-  private def resize(totalGroups: Int): Unit = { count.resize(totalGroups); vectors.foreach(_.resize(totalGroups)) }
+  private def moments(n: Array[Long], d: Array[Array[Double]]): CoMoments =
+    if (pair) new CoMoments(n, d(0), d(1), d(2), d(3), d(4)) else new CoMoments(n, d(0), d(1), null, null, null)
+
+  /** The moments over the vectors' arrays, which resize and emit replace: so once per batch. */
+  private def resize(totalGroups: Int): CoMoments = {
+    count.resize(totalGroups)
+    doubles.foreach(_.resize(totalGroups))
+    moments(count.array, doubles.map(_.array))
+  }
+
+  private def emitted(emit: EmitTo): CoMoments = moments(count.emit(emit), doubles.map(_.emit(emit)))
 
   /** Rows of the batch to use: kept by the filter and no argument NULL. */
   private def present(a: Column, b: Column, f: Column, i: Int): Boolean =
     GroupsAccumulator.keep(f, i) && !a.isNullAt(i) && (b == null || !b.isNullAt(i))
 
   def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    resize(totalGroups)
+    val m = resize(totalGroups)
     val (a, f) = (values.column(0), filter.orNull)
-    val b = if (pair) values.column(1) else null
-    val (n, mA, sA) = (count.array, meanA.array, m2A.array)
     var i = 0
     if (pair) {
-      val (mB, sB, cAB) = (meanB.array, m2B.array, c.array)
+      val b = values.column(1)
       while (i < values.numRows) {
-        if (present(a, b, f, i)) {
-          val g = groupIndices(i)
-          val x = a.getDouble(i)
-          val y = b.getDouble(i)
-          n(g) += 1
-          val da = x - mA(g)
-          val db = y - mB(g)
-          mA(g) += da / n(g)
-          mB(g) += db / n(g)
-          sA(g) += da * (x - mA(g))
-          sB(g) += db * (y - mB(g))
-          cAB(g) += da * (y - mB(g))
-        }
+        if (present(a, b, f, i)) CoMoments.add(m, groupIndices(i), a.getDouble(i), b.getDouble(i))
         i += 1
       }
     } else {
       while (i < values.numRows) {
-        if (present(a, null, f, i)) {
-          val g = groupIndices(i)
-          val x = a.getDouble(i)
-          n(g) += 1
-          val da = x - mA(g)
-          mA(g) += da / n(g)
-          sA(g) += da * (x - mA(g))
-        }
+        if (present(a, null, f, i)) CoMoments.add(m, groupIndices(i), a.getDouble(i))
         i += 1
       }
     }
   }
 
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    resize(totalGroups)
+    val m = resize(totalGroups)
     // A moment the state does not carry reads as 0.0, as CoMomentAccumulator.merge reads it.
     def field(m: Moment): Column = fn.moments.indexOf(m) match {
       case -1 => null
@@ -259,53 +292,31 @@ final class CoMomentGroups(fn: CoMomentAggregate, pair: Boolean) extends GroupsA
     def read(col: Column, i: Int): Double = if (col == null) 0.0 else col.getDouble(i)
     val (n2s, meanA2s, meanB2s, m2A2s, m2B2s, c2s) = (field(Moment.Count), field(Moment.MeanA), field(Moment.MeanB),
       field(Moment.M2A), field(Moment.M2B), field(Moment.CoMoment))
-    val (n, mA, sA) = (count.array, meanA.array, m2A.array)
-    val (mB, sB, cAB) = if (pair) (meanB.array, m2B.array, c.array) else (null, null, null)
     val f = filter.orNull
     var i = 0
     while (i < states.numRows) {
       val n2 = if (GroupsAccumulator.keep(f, i)) n2s.getLong(i) else 0L
-      if (n2 > 0) {
-        val g = groupIndices(i)
-        val n1 = n(g)
-        if (n1 == 0) {
-          n(g) = n2; mA(g) = read(meanA2s, i); sA(g) = read(m2A2s, i)
-          if (pair) { mB(g) = read(meanB2s, i); sB(g) = read(m2B2s, i); cAB(g) = read(c2s, i) }
-        } else {
-          val total = n1 + n2
-          val da = read(meanA2s, i) - mA(g)
-          val weight = n1.toDouble * n2 / total
-          mA(g) += da * n2 / total
-          sA(g) += read(m2A2s, i) + da * da * weight
-          if (pair) {
-            val db = read(meanB2s, i) - mB(g)
-            mB(g) += db * n2 / total
-            sB(g) += read(m2B2s, i) + db * db * weight
-            cAB(g) += read(c2s, i) + da * db * weight
-          }
-          n(g) = total
-        }
-      }
+      if (n2 > 0) CoMoments.merge(m, groupIndices(i), n2, read(meanA2s, i), read(m2A2s, i), read(meanB2s, i),
+        read(m2B2s, i), read(c2s, i))
       i += 1
     }
   }
 
-  private def emitted(emit: EmitTo): Moments =
-    if (pair) Moments(count.emit(emit), meanA.emit(emit), m2A.emit(emit), meanB.emit(emit), m2B.emit(emit), c.emit(emit))
-    else Moments(count.emit(emit), meanA.emit(emit), m2A.emit(emit), null, null, null)
-
   def evaluate(emit: EmitTo): Column = {
-    val ms = emitted(emit)
-    val m = new CoMoments
-    new ObjectColumn(Array.tabulate(ms.n.length) { g => ms.load(m, g); fn.result(m) })
+    val m = emitted(emit)
+    new ObjectColumn(Array.tabulate(m.groups) { g => m.at = g; fn.result(m) })
   }
 
   def state(emit: EmitTo): Array[Column] = {
-    val ms = emitted(emit)
-    val rows = ms.n.length
+    val m = emitted(emit)
+    def column(values: Array[Double]) = new DoubleColumn(values, null, m.groups)
     fn.moments.map[Column] {
-      case Moment.Count => new LongColumn(ms.n, null, rows)
-      case moment => new DoubleColumn(ms.of(moment), null, rows)
+      case Moment.Count => new LongColumn(m.ns, null, m.groups)
+      case Moment.MeanA => column(m.meanAs)
+      case Moment.M2A => column(m.m2As)
+      case Moment.MeanB => column(m.meanBs)
+      case Moment.M2B => column(m.m2Bs)
+      case Moment.CoMoment => column(m.cs)
     }
   }
 
@@ -321,24 +332,5 @@ final class CoMomentGroups(fn: CoMomentAggregate, pair: Boolean) extends GroupsA
   }
   override def supportsConvertToState: Boolean = true
 
-  def size: Long = count.size + vectors.map(_.size).sum
-}
-
-private object CoMomentGroups {
-  /** Emitted groups' moments (the B side null for one argument). */
-  final case class Moments(n: Array[Long], meanA: Array[Double], m2A: Array[Double], meanB: Array[Double],
-      m2B: Array[Double], c: Array[Double]) {
-    def of(moment: Moment): Array[Double] = moment match {
-      case Moment.MeanA => meanA
-      case Moment.M2A => m2A
-      case Moment.MeanB => meanB
-      case Moment.M2B => m2B
-      case Moment.CoMoment => c
-      case Moment.Count => throw new IllegalArgumentException("count is a bigint")
-    }
-    def load(m: CoMoments, g: Int): Unit = {
-      m.n = n(g); m.meanA = meanA(g); m.m2A = m2A(g)
-      if (meanB != null) { m.meanB = meanB(g); m.m2B = m2B(g); m.c = c(g) }
-    }
-  }
+  def size: Long = count.size + doubles.map(_.size).sum
 }
