@@ -3,9 +3,9 @@ package sparkagg.common
 import sparkagg.api._
 
 // Shared machinery of the native GroupsAccumulators (count.scala, sum.scala, average.scala,
-// min_max.scala, bitwise.scala, boolean.scala and comoments.scala hold the accumulators themselves): the
-// exact sums of sums.scala laid out as primitive arrays indexed by group, so that a group costs a few
-// array slots instead of an object, and the fold of one integer-like value that min, max and bit_* share.
+// min_max.scala, bitwise.scala, boolean.scala and CoMoments.scala hold the accumulators themselves): the
+// exact sums of Sums.scala laid out as primitive arrays indexed by group, so that a group costs a few
+// array slots instead of an object, and the fold of one primitive value that min, max and bit_* share.
 
 /**
  * Every group's exact bigint sum in 128 bits, [[LongSum]]'s arithmetic over two arrays: `lo` holds the
@@ -140,44 +140,84 @@ private[sparkagg] abstract class DoubleSumCountGroups(countFirst: Boolean) exten
 }
 
 /**
- * A function whose state is one integer-like value folded by `combine` from its identity (min, max,
- * bit_and, bit_or, bit_xor): one Long per group starting at `identity`, so the loop only combines, and
- * [[NullState]] for which groups saw a value (NULL otherwise). The state is the result itself, so a state
- * merges as a value updates, and a row's own state is its value (`combine(identity, v) == v`).
+ * A function whose state is one primitive value folded from an identity (min, max, bit_and, bit_or,
+ * bit_xor): one value per group in a [[PrimitiveFold]] starting at its identity, so the loop only
+ * combines, and [[NullState]] for which groups saw a value (NULL otherwise). The state is the result
+ * itself, so a state merges as a value updates, and a row's own state is its value
+ * (`combine(identity, v) == v`). As DataFusion's PrimitiveGroupsAccumulator, written once over the
+ * native type: the fold says how to store, read and combine.
  */
-private[sparkagg] abstract class LongFoldGroups(kind: ValueKind.LongLike, identity: Long) extends GroupsAccumulator {
-  private val folded = new LongVector(identity)
+private[sparkagg] final class FoldGroups(fold: PrimitiveFold[_]) extends GroupsAccumulator {
   private val nulls = new NullState
 
-  protected def combine(acc: Long, v: Long): Long
-
   def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    folded.resize(totalGroups)
-    val acc = folded.array
+    fold.resize(totalGroups)
     val c = values.column(0)
-    nulls.accumulateRows(groupIndices, c, values.numRows, filter, totalGroups,
-      (g, i) => acc(g) = combine(acc(g), kind.readLong(c, i)))
+    nulls.accumulateRows(groupIndices, c, values.numRows, filter, totalGroups, (g, i) => fold.fold(g, c, i))
   }
 
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
     updateBatch(states, groupIndices, filter, totalGroups)
 
-  def evaluate(emit: EmitTo): Column = {
-    val v = folded.emit(emit)
-    new LongColumn(v, nulls.build(emit), v.length)
-  }
+  def evaluate(emit: EmitTo): Column = fold.emit(emit, nulls.build(emit))
   def state(emit: EmitTo): Array[Column] = Array(evaluate(emit))
 
   override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
-    val n = values.numRows
     val c = values.column(0)
-    val kept = GroupColumns.rowCounts(c, n, filter)
-    Array(new LongColumn(Array.tabulate(n)(i => if (kept(i) != 0) kind.readLong(c, i) else 0L),
-      GroupColumns.nonZero(kept), n))
+    Array(fold.rows(c, GroupColumns.rowCounts(c, values.numRows, filter)))
   }
   override def supportsConvertToState: Boolean = true
 
-  def size: Long = folded.size + nulls.size
+  def size: Long = fold.size + nulls.size
+}
+
+/**
+ * The storage of a [[FoldGroups]]: every group's value in a primitive array, folded in place. The two
+ * native types differ only in how they read, combine and wrap a value, so the accumulator stays one
+ * class without boxing a value per row.
+ */
+private[sparkagg] sealed abstract class PrimitiveFold[A <: AnyRef](values: GroupVector[A]) {
+  /** The vector's array, read again after it is replaced (resize, emit). */
+  protected var acc: A = values.array
+
+  /** Folds row `i` of `c` into group `g`. */
+  def fold(g: Int, c: Column, i: Int): Unit
+  protected def column(v: A, validity: Array[Long]): Column
+  /** Row i's value of `c` where `kept(i)` is not 0, else the type's zero. */
+  protected def own(c: Column, kept: Array[Long]): A
+
+  final def resize(totalGroups: Int): Unit = { values.resize(totalGroups); acc = values.array }
+  /** The emitted groups' values, NULL where `validity` says so. */
+  final def emit(emit: EmitTo, validity: Array[Long]): Column = {
+    val v = values.emit(emit)
+    acc = values.array
+    column(v, validity)
+  }
+  /** Each row's own state: its value where `kept` is not 0, else NULL. */
+  final def rows(c: Column, kept: Array[Long]): Column = column(own(c, kept), GroupColumns.nonZero(kept))
+  final def size: Long = values.size
+}
+
+/** A fold of integer-likes (integers, boolean, date, timestamps) held as Long. */
+private[sparkagg] abstract class LongFold(kind: ValueKind.LongLike, identity: Long)
+    extends PrimitiveFold[Array[Long]](new LongVector(identity)) {
+  def combine(acc: Long, v: Long): Long
+
+  final def fold(g: Int, c: Column, i: Int): Unit = acc(g) = combine(acc(g), kind.readLong(c, i))
+  protected final def column(v: Array[Long], validity: Array[Long]): Column = new LongColumn(v, validity, v.length)
+  protected final def own(c: Column, kept: Array[Long]): Array[Long] =
+    Array.tabulate(kept.length)(i => if (kept(i) != 0) kind.readLong(c, i) else 0L)
+}
+
+/** A fold of float or double held as Double. */
+private[sparkagg] abstract class DoubleFold(kind: ValueKind.DoubleLike, identity: Double)
+    extends PrimitiveFold[Array[Double]](new DoubleVector(identity)) {
+  def combine(acc: Double, v: Double): Double
+
+  final def fold(g: Int, c: Column, i: Int): Unit = acc(g) = combine(acc(g), kind.readDouble(c, i))
+  protected final def column(v: Array[Double], validity: Array[Long]): Column = new DoubleColumn(v, validity, v.length)
+  protected final def own(c: Column, kept: Array[Long]): Array[Double] =
+    Array.tabulate(kept.length)(i => if (kept(i) != 0) kind.readDouble(c, i) else 0.0)
 }
 
 private[sparkagg] object GroupColumns {

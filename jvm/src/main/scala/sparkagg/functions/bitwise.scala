@@ -2,7 +2,7 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
-import sparkagg.common.{LongFoldGroups, ValueKind}
+import sparkagg.common.{FoldGroups, LongFold, ValueKind}
 
 /**
  * bit_and, bit_or, bit_xor over integers (tinyint to bigint), returning the input type; NULL on empty or
@@ -23,7 +23,7 @@ sealed abstract class Bitwise(val name: String, val identity: Long, example: (St
     case Seq(t) if Types.isIntegral(t) =>
       val kind = new ValueKind.LongLike(t)
       Right(Bound(t, StructType(Seq(StructField(name, t))), () => new BitwiseAccumulator(this, kind),
-        newGroupsAccumulator = Some(() => new BitwiseGroups(this, kind))))
+        newGroupsAccumulator = Some(() => new FoldGroups(new BitwiseFold(this, kind)))))
     case _ => Left("expects one argument of an integer type (tinyint, smallint, int, bigint)")
   }
 }
@@ -60,6 +60,6 @@ object BitXor extends Bitwise("bit_xor", 0L,
 }
 
 /** bit_and / bit_or / bit_xor for every group ([[BitwiseAccumulator]]'s semantics). State: as the result. */
-final class BitwiseGroups(fn: Bitwise, kind: ValueKind.LongLike) extends LongFoldGroups(kind, fn.identity) {
-  protected def combine(acc: Long, v: Long): Long = fn.combine(acc, v)
+private[sparkagg] final class BitwiseFold(fn: Bitwise, kind: ValueKind.LongLike) extends LongFold(kind, fn.identity) {
+  def combine(acc: Long, v: Long): Long = fn.combine(acc, v)
 }

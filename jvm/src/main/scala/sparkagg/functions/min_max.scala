@@ -34,8 +34,8 @@ sealed abstract class MinMax(val name: String, isMax: Boolean, example: (String,
         },
         newSlidingAccumulator = Some(() => new SlidingMinMaxAccumulator(kind, isMax)),
         newGroupsAccumulator = kind match {
-          case k: ValueKind.LongLike => Some(() => new LongMinMaxGroups(k, isMax))
-          case k: ValueKind.DoubleLike => Some(() => new DoubleMinMaxGroups(k, isMax))
+          case k: ValueKind.LongLike => Some(() => new FoldGroups(new LongMinMaxFold(k, isMax)))
+          case k: ValueKind.DoubleLike => Some(() => new FoldGroups(new DoubleMinMaxFold(k, isMax)))
           case _ => None
         }))
     case _ => Left(s"expects one argument of type ${Types.Orderable}")
@@ -144,47 +144,21 @@ final class SlidingMinMaxAccumulator(kind: ValueKind, isMax: Boolean) extends Ac
  * min / max for every group of a type that fits a Long with its order (integers, boolean, date,
  * timestamps): the fold starts at the type's far end, so the loop only compares.
  */
-final class LongMinMaxGroups(kind: ValueKind.LongLike, isMax: Boolean)
-    extends LongFoldGroups(kind, if (isMax) Long.MinValue else Long.MaxValue) {
-  protected def combine(acc: Long, v: Long): Long = if (isMax) math.max(acc, v) else math.min(acc, v)
+private[sparkagg] final class LongMinMaxFold(kind: ValueKind.LongLike, isMax: Boolean)
+    extends LongFold(kind, if (isMax) Long.MinValue else Long.MaxValue) {
+  def combine(acc: Long, v: Long): Long = if (isMax) math.max(acc, v) else math.min(acc, v)
 }
 
 /**
  * min / max for every group of float or double, in the total order of `java.lang.Double.compare` (NaN
  * greatest, -0.0 below 0.0): min starts at NaN, max at -infinity, so a group of only NaN or only
- * -infinity keeps the right answer (DataFusion 50's grouped path does not). State: as the result.
+ * -infinity keeps the right answer (DataFusion 50's grouped path does not). A value replaces the fold
+ * only when strictly beyond it, as in [[DoubleMinMaxAccumulator]].
  */
-final class DoubleMinMaxGroups(kind: ValueKind.DoubleLike, isMax: Boolean) extends GroupsAccumulator {
-  private val best = new DoubleVector(if (isMax) Double.NegativeInfinity else Double.NaN)
-  private val nulls = new NullState
-
-  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    best.resize(totalGroups)
-    val b = best.array
-    val c = values.column(0)
-    val fn: (Int, Int) => Unit =
-      if (isMax) (g, i) => { val x = kind.readDouble(c, i); if (java.lang.Double.compare(x, b(g)) > 0) b(g) = x }
-      else (g, i) => { val x = kind.readDouble(c, i); if (java.lang.Double.compare(x, b(g)) < 0) b(g) = x }
-    nulls.accumulateRows(groupIndices, c, values.numRows, filter, totalGroups, fn)
+private[sparkagg] final class DoubleMinMaxFold(kind: ValueKind.DoubleLike, isMax: Boolean)
+    extends DoubleFold(kind, if (isMax) Double.NegativeInfinity else Double.NaN) {
+  def combine(acc: Double, v: Double): Double = {
+    val c = java.lang.Double.compare(v, acc)
+    if (if (isMax) c > 0 else c < 0) v else acc
   }
-
-  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
-    updateBatch(states, groupIndices, filter, totalGroups)
-
-  def evaluate(emit: EmitTo): Column = {
-    val b = best.emit(emit)
-    new DoubleColumn(b, nulls.build(emit), b.length)
-  }
-  def state(emit: EmitTo): Array[Column] = Array(evaluate(emit))
-
-  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
-    val n = values.numRows
-    val c = values.column(0)
-    val kept = GroupColumns.rowCounts(c, n, filter)
-    Array(new DoubleColumn(Array.tabulate(n)(i => if (kept(i) != 0) kind.readDouble(c, i) else 0.0),
-      GroupColumns.nonZero(kept), n))
-  }
-  override def supportsConvertToState: Boolean = true
-
-  def size: Long = best.size + nulls.size
 }
