@@ -2,7 +2,8 @@ package sparkagg.common
 
 import java.math.{BigDecimal => JBigDecimal, BigInteger}
 
-import org.apache.spark.sql.types.Decimal
+import org.apache.spark.sql.types.{Decimal, DecimalType}
+import sparkagg.api.{Overflow, Values}
 
 // Exact running sums shared by sum and avg (DataFusion keeps the like in functions-aggregate-common).
 // Each is exact whatever the order of updates, merges and retracts, so a result never depends on how
@@ -100,4 +101,48 @@ object DecimalSum {
   def fit(unscaled: BigInteger, scale: Int, precision: Int): Decimal =
     if (unscaled.abs.compareTo(BigInteger.TEN.pow(precision)) >= 0) null
     else Decimal(new JBigDecimal(unscaled, scale), precision, scale)
+}
+
+/**
+ * The state decimal sum and avg share: the exact [[DecimalSum]] of decimal(`in`) values and their count,
+ * and whether the sum overflowed `sumType` (read here, or in a merged state that arrived NULL). Sum and
+ * avg differ only in what they evaluate and where the two fields sit in their states.
+ */
+final class DecimalSumCount(in: DecimalType, sumType: DecimalType, failOnOverflow: Boolean, function: String) {
+  private val sum = new DecimalSum(in.scale)
+  private var n = 0L
+  private var overflowed = false
+
+  def count: Long = n
+  def unscaled: BigInteger = sum.unscaled
+
+  def update(args: Values): Unit =
+    if (!args.isNullAt(0)) { sum.add(args.getDecimal(0, in.precision, in.scale)); n += 1 }
+  def retract(args: Values): Unit =
+    if (!args.isNullAt(0)) { sum.subtract(args.getDecimal(0, in.precision, in.scale)); n -= 1 }
+  def merge(state: Values, sumField: Int, countField: Int): Unit = {
+    val n2 = state.getLong(countField)
+    if (n2 > 0) {
+      if (state.isNullAt(sumField)) overflowed = true
+      else sum.add(state.getDecimal(sumField, sumType.precision, sumType.scale))
+      n += n2
+    }
+  }
+
+  /** A result that does not fit `what`: Spark's error in ANSI mode, else NULL, now and from now on. */
+  def overflow(what: DecimalType): Null = {
+    if (failOnOverflow) Overflow.raise(s"${what.simpleString} $function")
+    overflowed = true
+    null
+  }
+
+  /** The sum as `sumType`, or null when there is none or it does not fit. */
+  def checkedSum: Decimal =
+    if (overflowed || n == 0) null
+    else {
+      val d = sum.toDecimal(sumType.precision)
+      if (d == null) overflow(sumType) else d
+    }
+
+  def size: Long = 48 + sum.size
 }

@@ -56,50 +56,25 @@ final class DoubleAvgAccumulator extends Accumulator {
 
 final class DecimalAvgAccumulator(in: DecimalType, sumType: DecimalType, out: DecimalType,
     failOnOverflow: Boolean) extends Accumulator {
-  private var count = 0L
-  private val sum = new DecimalSum(in.scale)
-  private var overflowed = false
+  private val sum = new DecimalSumCount(in, sumType, failOnOverflow, "avg")
 
-  def update(args: Values): Unit =
-    if (!args.isNullAt(0)) { sum.add(args.getDecimal(0, in.precision, in.scale)); count += 1 }
-  override def retract(args: Values): Unit =
-    if (!args.isNullAt(0)) { sum.subtract(args.getDecimal(0, in.precision, in.scale)); count -= 1 }
+  def update(args: Values): Unit = sum.update(args)
+  override def retract(args: Values): Unit = sum.retract(args)
   override def supportsRetract: Boolean = true
-  def merge(state: Values): Unit = {
-    val n = state.getLong(0)
-    if (n > 0) {
-      count += n
-      if (state.isNullAt(1)) overflowed = true
-      else sum.add(state.getDecimal(1, sumType.precision, sumType.scale))
-    }
-  }
-
-  private def overflow(what: DecimalType): Null = {
-    if (failOnOverflow) Overflow.raise(s"${what.simpleString} avg")
-    overflowed = true
-    null
-  }
-
-  private def checkedSum: Decimal =
-    if (overflowed || count == 0) null
-    else {
-      val d = sum.toDecimal(sumType.precision)
-      if (d == null) overflow(sumType) else d
-    }
-
-  def state(): Array[Any] = Array(count, checkedSum)
+  def merge(state: Values): Unit = sum.merge(state, sumField = 1, countField = 0)
+  def state(): Array[Any] = Array(sum.count, sum.checkedSum)
 
   def evaluate(): Any =
-    if (checkedSum == null) null
+    if (sum.checkedSum == null) null
     else {
       val scaled = sum.unscaled.multiply(BigInteger.TEN.pow(out.scale - in.scale))
       // BigInteger division truncates toward zero, as DataFusion's decimal average does.
-      val q = scaled.divide(BigInteger.valueOf(count))
+      val q = scaled.divide(BigInteger.valueOf(sum.count))
       val d = DecimalSum.fit(q, out.scale, out.precision)
-      if (d == null) overflow(out) else d
+      if (d == null) sum.overflow(out) else d
     }
 
-  def size: Long = 48 + sum.size
+  def size: Long = sum.size
 }
 
 /** avg as double for every group ([[DoubleAvgAccumulator]]'s semantics). State: count, sum (NULL when none). */

@@ -90,37 +90,15 @@ final class DoubleSumAccumulator extends Accumulator {
 
 final class DecimalSumAccumulator(in: DecimalType, out: DecimalType, failOnOverflow: Boolean)
     extends Accumulator {
-  private val sum = new DecimalSum(in.scale)
-  private var count = 0L
-  private var overflowed = false
+  private val sum = new DecimalSumCount(in, out, failOnOverflow, "sum")
 
-  def update(args: Values): Unit =
-    if (!args.isNullAt(0)) { sum.add(args.getDecimal(0, in.precision, in.scale)); count += 1 }
-  override def retract(args: Values): Unit =
-    if (!args.isNullAt(0)) { sum.subtract(args.getDecimal(0, in.precision, in.scale)); count -= 1 }
+  def update(args: Values): Unit = sum.update(args)
+  override def retract(args: Values): Unit = sum.retract(args)
   override def supportsRetract: Boolean = true
-  def merge(state: Values): Unit = {
-    val n = state.getLong(1)
-    if (n > 0) {
-      if (state.isNullAt(0)) overflowed = true else sum.add(state.getDecimal(0, out.precision, out.scale))
-      count += n
-    }
-  }
-
-  private def result: Decimal =
-    if (overflowed || count == 0) null
-    else {
-      val d = sum.toDecimal(out.precision)
-      if (d == null) {
-        if (failOnOverflow) Overflow.raise(s"${out.simpleString} sum")
-        overflowed = true
-      }
-      d
-    }
-
-  def state(): Array[Any] = Array(result, count)
-  def evaluate(): Any = result
-  def size: Long = 48 + sum.size
+  def merge(state: Values): Unit = sum.merge(state, sumField = 0, countField = 1)
+  def state(): Array[Any] = Array(sum.checkedSum, sum.count)
+  def evaluate(): Any = sum.checkedSum
+  def size: Long = sum.size
 }
 
 /**
