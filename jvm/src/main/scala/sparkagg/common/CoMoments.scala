@@ -118,7 +118,7 @@ object CoMoments {
     }
   }
 
-  def clear(m: CoMoments, g: Int): Unit = {
+  private def clear(m: CoMoments, g: Int): Unit = {
     m.ns(g) = 0; m.meanAs(g) = 0; m.m2As(g) = 0
     if (m.pair) { m.meanBs(g) = 0; m.m2Bs(g) = 0; m.cs(g) = 0 }
   }
