@@ -37,14 +37,15 @@ abstract class FinalizeUdf[R](function: FunctionDef) extends Serializable {
     val ctx = BindContext(failOnOverflow = true)
     val args = StateShapes.argumentsFor(function, stateSchema, ctx).getOrElse(throw new IllegalArgumentException(
       s"${getClass.getSimpleName}: ${stateSchema.simpleString} is not a state of ${function.name}"))
-    val bound = function.bind(args, ctx).toOption.get
+    val call = sparkagg.catalyst.Call(function, getClass.getName, args, ctx)
+    val bound = call.bound
     val toInternal = CatalystTypeConverters.createToCatalystConverter(stateSchema)
     val toExternal = CatalystTypeConverters.createToScalaConverter(bound.returnType)
     val view = new RowValues
     evaluate = (row: Row) => {
       val acc: Accumulator = bound.newAccumulator()
       view.row = toInternal(row).asInstanceOf[InternalRow]
-      acc.merge(view)
+      call.mergeGiven(acc, view)
       toExternal(sparkagg.catalyst.CatalystValues.toCatalyst(acc.evaluate(), bound.returnType))
     }
     schema = stateSchema
