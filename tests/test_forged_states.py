@@ -133,3 +133,15 @@ def test_approx_distinct(spark):
              "df_approx_distinct_merge: invalid state, hll_registers: 2 bytes, not 16384")
     # 2^14 registers of 0: no value seen.
     assert _one(spark, "SELECT df_approx_distinct_finalize(named_struct('hll_registers', unhex(repeat('00', 16384))))") == 0
+
+
+def test_state_forms_over_a_window(spark):
+    # Spark's window runs the state forms (sparkagg's sliding window takes only the plain functions).
+    # Frame of row 2: the states (2, 3.0) and (1, 1.0), avg 4 / 3.
+    rows = [tuple(r) for r in spark.sql(
+        "SELECT i, df_avg_merge(s) OVER (ORDER BY i ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM VALUES "
+        "(1, named_struct('count', 2L, 'sum', 3.0D)), (2, named_struct('count', 1L, 'sum', 1.0D)) AS t(i, s)").collect()]
+    assert rows == [(1, 1.5), (2, 4 / 3)]
+    _refused(spark, "SELECT df_avg_merge(s) OVER (ORDER BY i ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM VALUES "
+                    "(1, named_struct('count', -2L, 'sum', 3.0D)) AS t(i, s)",
+             "df_avg_merge: invalid state, count: -2 is negative")
