@@ -46,3 +46,9 @@ def test_registration_without_the_type_fails_at_once_naming_it(spark, cls, funct
     assert f"sparkagg.udf.{cls} returns what df_{function}_finalize returns" in message
     assert "pass it as the third argument" in message and f'"sparkagg.udf.{cls}", "' in message
     assert not spark.catalog.functionExists(f"{function}_untyped")
+
+
+def test_a_forged_state_is_refused_naming_the_class(spark):
+    spark.udf.registerJavaFunction("var_final_forged", "sparkagg.udf.VarSampFinalize")
+    with pytest.raises(Exception, match=re.escape("sparkagg.udf.VarSampFinalize: invalid state, m2: -1.0 is negative")):
+        spark.sql("SELECT var_final_forged(named_struct('count', 2L, 'mean', 1.0D, 'm2', -1.0D))").collect()

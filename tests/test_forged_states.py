@@ -104,7 +104,8 @@ def test_percentile_cont(spark):
     _refused(spark, "SELECT df_percentile_cont_merge(named_struct('percentile_cont', array(1.0D, NULL, 3.0D)), 0.5D)",
              "df_percentile_cont_merge: invalid state, percentile_cont: element 1 is NULL")
     # p = 0.5 of 1 and 3: 1 + 0.5 * (3 - 1).
-    assert _one(spark, "SELECT df_percentile_cont_merge(named_struct('percentile_cont', array(1.0D, 3.0D)), 0.5D)") == 2.0
+    assert _one(spark, "SELECT df_percentile_cont_merge(named_struct('percentile_cont', array(1.0D, 3.0D)), "
+                       "0.5D)") == 2.0
 
 
 def _digest(centroids, count=2, max_size=100):
@@ -132,7 +133,8 @@ def test_approx_distinct(spark):
     _refused(spark, "SELECT df_approx_distinct_merge(named_struct('hll_registers', X'0102'))",
              "df_approx_distinct_merge: invalid state, hll_registers: 2 bytes, not 16384")
     # 2^14 registers of 0: no value seen.
-    assert _one(spark, "SELECT df_approx_distinct_finalize(named_struct('hll_registers', unhex(repeat('00', 16384))))") == 0
+    assert _one(spark, "SELECT df_approx_distinct_finalize(named_struct('hll_registers', "
+                       "unhex(repeat('00', 16384))))") == 0
 
 
 def test_state_forms_over_a_window(spark):
@@ -140,7 +142,8 @@ def test_state_forms_over_a_window(spark):
     # Frame of row 2: the states (2, 3.0) and (1, 1.0), avg 4 / 3.
     rows = [tuple(r) for r in spark.sql(
         "SELECT i, df_avg_merge(s) OVER (ORDER BY i ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM VALUES "
-        "(1, named_struct('count', 2L, 'sum', 3.0D)), (2, named_struct('count', 1L, 'sum', 1.0D)) AS t(i, s)").collect()]
+        "(1, named_struct('count', 2L, 'sum', 3.0D)), (2, named_struct('count', 1L, 'sum', 1.0D)) AS t(i, s)"
+    ).collect()]
     assert rows == [(1, 1.5), (2, 4 / 3)]
     _refused(spark, "SELECT df_avg_merge(s) OVER (ORDER BY i ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM VALUES "
                     "(1, named_struct('count', -2L, 'sum', 3.0D)) AS t(i, s)",

@@ -53,7 +53,7 @@ final case class Bound(
     newSlidingAccumulator: Option[() => Accumulator] = None,
     newGroupsAccumulator: Option[() => GroupsAccumulator] = None,
     packing: Option[StatePacking] = None,
-    stateCheck: StateCheck = StateCheck.Any) {
+    stateCheck: StateCheck = StateCheck.AcceptAll) {
   /** The first fault of a state a user gave; None when some accumulator could have made it. */
   def faultOf(state: Values): Option[StateFault] = stateCheck(stateSchema, state)
 }

@@ -19,7 +19,7 @@ trait StateCheck extends Serializable {
 
 object StateCheck {
   /** Every state is one some input makes (min, max, bit_and, ...: a state is any value of the type). */
-  val Any: StateCheck = (_, _) => None
+  val AcceptAll: StateCheck = (_, _) => None
 
   /** The first fault of any of `checks`. */
   def all(checks: StateCheck*): StateCheck = (schema, state) => checks.iterator.flatMap(_(schema, state)).nextOption()
