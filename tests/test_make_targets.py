@@ -12,7 +12,7 @@ from readme_make import ROOT, readme_make_lines, run_documented
 # README make lines no test runs, and why.
 NOT_RUN = {
     "make test": "the CI's command, which runs this suite",
-    "make bench": "the full benchmarks take tens of minutes; test_make_bench_quick_trial runs the same steps",
+    "make bench": "the full benchmarks take many minutes; test_make_bench_quick_trial runs the same steps",
 }
 BENCH_OUT = Path("/tmp/sparkagg-bench")
 BENCH_SCRIPTS = ["bench_avg_sum", "bench_numeric", "bench_collections", "bench_window", "bench_grouped"]
