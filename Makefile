@@ -40,21 +40,23 @@ test: jar test-scala test-python
 demo: jar
 	$(VENV)/bin/sparkagg demo
 
-# Each script prints its figures and records its ratios in bench/results/<script>.json; plot.py draws
-# them all into bench/results/bench.png (the README's plot). `--rows N` on a script makes a short trial
-# run; `--out DIR` keeps it away from bench/results.
+# Each script prints its figures and records its ratios in $(BENCH_OUT)/<script>.json; plot.py draws
+# them all into $(BENCH_OUT)/bench.png (bench/results/bench.png is the README's plot). BENCH_ROWS=N makes
+# the same steps a short trial: N rows, one run per query, no 20M-group spill run (minutes otherwise).
+BENCH_OUT ?= bench/results
+BENCH_TRIAL = $(if $(BENCH_ROWS),--rows $(BENCH_ROWS) --repeat 1)
 bench: jar bench-deps
-	$(PY) bench/bench_avg_sum.py
-	$(PY) bench/bench_numeric.py
-	$(PY) bench/bench_collections.py
-	$(PY) bench/bench_window.py
-	$(PY) bench/bench_grouped.py
-	$(PY) bench/plot.py
+	$(PY) bench/bench_avg_sum.py --out $(BENCH_OUT) $(BENCH_TRIAL)
+	$(PY) bench/bench_numeric.py --out $(BENCH_OUT) $(BENCH_TRIAL)
+	$(PY) bench/bench_collections.py --out $(BENCH_OUT) $(BENCH_TRIAL)
+	$(PY) bench/bench_window.py --out $(BENCH_OUT) $(BENCH_TRIAL)
+	$(PY) bench/bench_grouped.py --out $(BENCH_OUT) $(BENCH_TRIAL) $(if $(BENCH_ROWS),--no-spill)
+	$(PY) bench/plot.py --results $(BENCH_OUT)
 
-# A wheel that carries the JAR.
+# A wheel that carries the JAR. `./python`, a path: pip reads a bare `python` as a package name.
 wheel: jar
 	mkdir -p python/sparkagg/jars && cp $(JAR) python/sparkagg/jars/
-	$(PY) -m pip wheel --no-deps -w dist python
+	$(PY) -m pip wheel --no-deps -w dist ./python
 	rm -rf python/sparkagg/jars
 
 clean:

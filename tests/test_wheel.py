@@ -1,32 +1,27 @@
-"""The wheel carries the JAR: built from python/ with target/sparkagg.jar inside, installed into a fresh
-virtual environment beside nothing but its dependencies, `sparkagg demo` runs outside the source tree."""
+"""The wheel carries the JAR: built by `make wheel` as the README writes it, installed into a fresh virtual
+environment beside nothing but its dependencies, `sparkagg demo` runs outside the source tree."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
-import sparkagg
+from readme_make import ROOT, run_documented
 
-ROOT = Path(__file__).resolve().parent.parent
+WHEEL = ROOT / "dist" / "sparkagg-0.1.0-py3-none-any.whl"
 
 
 def test_wheel_carries_the_jar_and_runs_the_demo_in_a_fresh_venv(tmp_path):
-    source = tmp_path / "src"
-    shutil.copytree(ROOT / "python", source, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "build"))
-    (source / "sparkagg" / "jars").mkdir(exist_ok=True)
-    shutil.copy(sparkagg.jar_path(), source / "sparkagg" / "jars" / "sparkagg.jar")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "dist"), str(source)],
-                   check=True, timeout=300)
-    wheel = next((tmp_path / "dist").glob("sparkagg-*.whl"))
-    assert "sparkagg/jars/sparkagg.jar" in zipfile.ZipFile(wheel).namelist()
+    WHEEL.unlink(missing_ok=True)
+    made = run_documented("make wheel", timeout=1200)
+    assert made.returncode == 0, made.stdout[-3000:] + made.stderr[-3000:]
+    assert "sparkagg/jars/sparkagg.jar" in zipfile.ZipFile(WHEEL).namelist()
+    assert not (ROOT / "python" / "sparkagg" / "jars").exists(), "make wheel leaves the JAR out of the source tree"
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)], check=True, timeout=900)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(WHEEL)], check=True, timeout=900)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARKAGG_JAR")}

@@ -264,6 +264,22 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
       assert(exact(norm(back(f).get(g, types(f))), norm(states(f).get(g, types(f)))), s"group $g field $f")
   }
 
+  test("hand-worked: a packed t-digest state whose list length its bytes do not hold is refused") {
+    val packing = bound(ApproxMedian, DoubleType).packing.get
+    // Weight-1 centroids 1.0 and 2.0: flags, max_size 100 (2 bytes), length 4 (zigzag 8, byte 3), two
+    // means (16 bytes). Claiming 6 values asks for three means, 24 bytes; -1 (zigzag 1) is no length.
+    val states = Array[Column](longs(100), doubles(3.0), longs(2), doubles(2.0), doubles(1.0),
+      new ObjectColumn(Array(Array(1.0, 1.0, 2.0, 1.0))))
+    val bytes = BinaryColumn.of(packing.pack(states, 1)).getBinary(0)
+    assert(bytes.length == 20 && bytes(3) == 8)
+    for ((zigzag, claimed) <- Seq(12 -> 6, 1 -> -1)) {
+      val forged = bytes.clone()
+      forged(3) = zigzag.toByte
+      val e = intercept[IllegalStateException](packing.unpack(new BinaryColumn(forged, Array(0, 20), null, 1)))
+      assert(e.getMessage == s"a packed t-digest state claims $claimed centroid values, which its 20 bytes do not hold")
+    }
+  }
+
   private def bound(f: FunctionDef, types: DataType*) = new Harness(f, types).call.bound
   private def longs(values: Any*): Column = new ObjectColumn(values.map {
     case i: Int => i.toLong

@@ -41,6 +41,8 @@ final case class BindContext(
  *
  * `packing`: a smaller encoding of whole states (see [[StatePacking]]) for an operator's exchange
  * between its partial and final halves. None: the state fields travel as they are.
+ *
+ * `stateCheck` refuses user-given states no accumulator could have made (see [[StateCheck]]).
  */
 final case class Bound(
     returnType: DataType,
@@ -50,7 +52,11 @@ final case class Bound(
     coerceTo: Seq[DataType] = Nil,
     newSlidingAccumulator: Option[() => Accumulator] = None,
     newGroupsAccumulator: Option[() => GroupsAccumulator] = None,
-    packing: Option[StatePacking] = None)
+    packing: Option[StatePacking] = None,
+    stateCheck: StateCheck = StateCheck.AcceptAll) {
+  /** The first fault of a state a user gave; None when some accumulator could have made it. */
+  def faultOf(state: Values): Option[StateFault] = stateCheck(stateSchema, state)
+}
 
 /**
  * States packed into one binary value per row, and back: what the grouped operator ships between its

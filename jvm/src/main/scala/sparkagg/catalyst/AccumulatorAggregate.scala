@@ -93,7 +93,7 @@ case class AccumulatorAggregate(
         val state = children.head.eval(input)
         if (state != null) {
           stateView.row = state.asInstanceOf[InternalRow]
-          acc.merge(stateView)
+          call.mergeGiven(acc, stateView)
         }
       }
     } catch { case e: ArithmeticException => throw overflow(e) }

@@ -28,6 +28,12 @@ final case class Call(function: FunctionDef, sqlName: String, args: Seq[Arg], ct
 
   def newAccumulator(): Accumulator = bound.newAccumulator()
 
+  /** Merges a state a user gave (the state forms), refusing one no accumulator could have made. */
+  def mergeGiven(acc: Accumulator, state: Values): Unit = {
+    bound.faultOf(state).foreach(fault => throw StateCheck.refuse(sqlName, fault))
+    acc.merge(state)
+  }
+
   /** An accumulator for sliding frames: the function's sliding variant where it has one. */
   def newSlidingAccumulator(): Accumulator = bound.newSlidingAccumulator.getOrElse(bound.newAccumulator)()
 

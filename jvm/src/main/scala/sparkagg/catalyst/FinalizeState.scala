@@ -30,7 +30,7 @@ case class FinalizeState(function: FunctionDef, sqlName: String, children: Seq[E
     else {
       val acc = invocation.toOption.get.newAccumulator()
       stateView.row = state.asInstanceOf[InternalRow]
-      acc.merge(stateView)
+      invocation.toOption.get.mergeGiven(acc, stateView)
       invocation.toOption.get.result(acc)
     }
   }

@@ -197,6 +197,9 @@ private[sparkagg] object OrderedValues {
     StructField(name, ArrayType(valueType, containsNull = true)),
     StructField(s"${name}_orderings", ArrayType(keys.struct, containsNull = true))))
 
+  /** An ordered state holds one key per value. */
+  def stateCheck(name: String): StateCheck = StateCheck.sameLength(name, s"${name}_orderings")
+
   /** The arguments of an ordered state: its value type, then `parameters`, then the keys it carries. */
   def argumentsOf(name: String, state: StructType, parameters: Seq[Arg]): Option[Seq[Arg]] =
     state.fields.toSeq match {

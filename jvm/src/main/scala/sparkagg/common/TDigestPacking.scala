@@ -91,7 +91,14 @@ private[sparkagg] object TDigestPacking extends StatePacking {
       if ((flags & SumDerived) == 0) sums(r) = in.double()
       if ((flags & MinDerived) == 0) mins(r) = in.double()
       if ((flags & MaxDerived) == 0) maxs(r) = in.double()
-      val length = in.varLong().toInt
+      val claimed = in.varLong()
+      // Packed states are read back from shuffle files: a list length that its bytes do not hold is
+      // refused before it reads into the next state or past the end.
+      val stored = if ((flags & UnitWeights) != 0) claimed / 2 else claimed
+      if (claimed < 0 || claimed % 2 != 0 || stored * 8 != packed.start(r + 1) - in.at)
+        throw new IllegalStateException(
+          s"a packed t-digest state claims $claimed centroid values, which its ${packed.length(r)} bytes do not hold")
+      val length = claimed.toInt
       val at = offsets(r)
       var i = 0
       if ((flags & UnitWeights) != 0) while (i < length / 2) { flat(at + 2 * i) = in.double(); flat(at + 2 * i + 1) = 1.0; i += 1 }

@@ -20,6 +20,30 @@ private[sparkagg] object ApproxPercentile {
     StructField("max", DoubleType), StructField("min", DoubleType),
     StructField("centroids", ArrayType(DoubleType, containsNull = true))))
 
+  /** What a digest's state always is: max_size > 0, a count, centroids as (mean, weight) pairs in the
+   *  order of their means, no weight below zero. */
+  val stateCheck: StateCheck = StateCheck.all(
+    (schema, s) => {
+      val i = schema.fieldIndex("max_size")
+      if (s.isNullAt(i) || s.getLong(i) > 0) None else Some(StateFault("max_size", s"${s.getLong(i)} is not positive"))
+    },
+    StateCheck.nonNegative("count"),
+    StateCheck.noNullElements("centroids"),
+    (schema, s) => {
+      val i = schema.fieldIndex("centroids")
+      val list = if (s.isNullAt(i)) null else s.getList(i)
+      def fault(why: String) = Some(StateFault("centroids", why))
+      if (list == null) None
+      else if (list.numElements % 2 != 0) fault(s"${list.numElements} elements, not pairs of mean and weight")
+      else (0 until list.numElements / 2).iterator.flatMap { c =>
+        val (mean, weight) = (list.getDouble(2 * c), list.getDouble(2 * c + 1))
+        if (weight < 0) fault(s"weight $weight of centroid $c is negative")
+        else if (c > 0 && mean < list.getDouble(2 * c - 2))
+          fault(s"mean $mean of centroid $c is below the mean ${list.getDouble(2 * c - 2)} before it")
+        else None
+      }.nextOption()
+    })
+
   /** The argument types and the result type, and how a double estimate becomes the result. */
   def resultOf(t: DataType): Option[(DataType, Double => Any)] = t match {
     case ByteType => Some(ByteType -> (q => math.max(Byte.MinValue, math.min(Byte.MaxValue, q.toInt)).toByte))
@@ -82,7 +106,7 @@ private[sparkagg] object ApproxPercentile {
       else new ApproxPercentileAccumulator(fraction, size, result)
     Bound(returnType, state, newAccumulator, coerceTo = coerceTo,
       newGroupsAccumulator = Some(() => new TDigestGroups(fraction, size, returnType, result, weighted, newAccumulator)),
-      packing = Some(TDigestPacking))
+      packing = Some(TDigestPacking), stateCheck = stateCheck)
   }
 }
 

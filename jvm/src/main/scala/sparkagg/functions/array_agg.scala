@@ -37,7 +37,8 @@ object ArrayAgg extends FunctionDef {
         val list = ArrayType(t, containsNull = true)
         if (keys.isEmpty) Right(Bound(list, StructType(Seq(StructField(name, list))), () => new ArrayAggAccumulator(t),
           newGroupsAccumulator = Some(() => new ArrayAggGroups(t))))
-        else Right(Bound(list, OrderedValues.stateSchema(name, t, keys), () => new OrderedArrayAggAccumulator(t, keys)))
+        else Right(Bound(list, OrderedValues.stateSchema(name, t, keys), () => new OrderedArrayAggAccumulator(t, keys),
+          stateCheck = OrderedValues.stateCheck(name)))
       case _ => Left("expects exactly one argument")
     }
   }

@@ -25,15 +25,17 @@ object Avg extends FunctionDef {
 
   private def stateOf(sumType: DataType): StructType = StructType(Seq(
     StructField("count", LongType, nullable = false), StructField("sum", sumType)))
+  private val countCheck = StateCheck.nonNegative("count")
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t: DecimalType) =>
       val sumType = Types.widenDecimal(t, 10, 0)
       val out = Types.widenDecimal(t, 4, 4)
-      Right(Bound(out, stateOf(sumType), () => new DecimalAvgAccumulator(t, sumType, out, ctx.failOnOverflow)))
+      Right(Bound(out, stateOf(sumType), () => new DecimalAvgAccumulator(t, sumType, out, ctx.failOnOverflow),
+        stateCheck = countCheck))
     case Seq(t) if Types.isNumeric(t) || Types.isUntypedNull(t) =>
       Right(Bound(DoubleType, stateOf(DoubleType), () => new DoubleAvgAccumulator, coerceTo = Seq(DoubleType),
-        newGroupsAccumulator = Some(() => new DoubleAvgGroups)))
+        newGroupsAccumulator = Some(() => new DoubleAvgGroups), stateCheck = countCheck))
     case _ => Left(s"expects one argument of type ${Types.Numeric}")
   }
 }

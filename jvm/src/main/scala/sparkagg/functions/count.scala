@@ -26,7 +26,7 @@ object Count extends FunctionDef {
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] =
     Right(Bound(LongType, state, () => new CountAccumulator(args.size), nullable = false,
-      newGroupsAccumulator = Some(() => new CountGroups(args.size))))
+      newGroupsAccumulator = Some(() => new CountGroups(args.size)), stateCheck = StateCheck.nonNegative("count")))
 }
 
 final class CountAccumulator(arity: Int) extends Accumulator {

@@ -31,7 +31,7 @@ object Median extends FunctionDef {
       Right(Bound(t, state, () => t match {
         case d: DecimalType => new DecimalMedianAccumulator(d)
         case _ => new MedianAccumulator(ValueKind.of(t))
-      }))
+      }, stateCheck = StateCheck.noNullElements(name)))
     case _ => Left(s"expects one argument of type ${Types.Numeric}")
   }
 

@@ -33,7 +33,8 @@ object NthValue extends FunctionDef {
             val (state, values) =
               if (keys.isEmpty) (StructType(Seq(StructField(name, list))), () => new ArrayAggAccumulator(t))
               else (OrderedValues.stateSchema(name, t, keys), () => new OrderedArrayAggAccumulator(t, keys, keyOffset = 2))
-            Right(Bound(t, state, () => new NthValueAccumulator(values(), k.longValue)))
+            Right(Bound(t, state, () => new NthValueAccumulator(values(), k.longValue),
+              stateCheck = if (keys.isEmpty) StateCheck.AcceptAll else OrderedValues.stateCheck(name)))
           case _ => Left("expects a constant integer n other than 0 as its second argument (1 is the first row, -1 the last)")
         }
       case _ => Left("expects two arguments: a value and a constant integer n")

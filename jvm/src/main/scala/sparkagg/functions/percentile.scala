@@ -35,7 +35,7 @@ object PercentileCont extends FunctionDef {
         case Some(f) if f >= 0 && f <= 1 && Types.isNumeric(p.dataType) =>
           val fromTop = rest.exists(_.constant.contains(true))
           Right(Bound(DoubleType, state, () => new PercentileContAccumulator(if (fromTop) 1 - f else f),
-            coerceTo = Seq(DoubleType, p.dataType) ++ rest.map(_ => BooleanType)))
+            coerceTo = Seq(DoubleType, p.dataType) ++ rest.map(_ => BooleanType), stateCheck = StateCheck.noNullElements(name)))
         case _ => Left("expects a constant percentile p in [0, 1]")
       }
     case _ => Left(s"expects (p) WITHIN GROUP (ORDER BY expr) with p a constant in [0, 1] and expr of type " +

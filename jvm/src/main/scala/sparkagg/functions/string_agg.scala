@@ -39,7 +39,8 @@ object StringAgg extends FunctionDef {
               Right(Bound(StringType, state, () => new StringAggAccumulator(delimiter.getBytes), coerceTo = coerce))
             else
               Right(Bound(StringType, OrderedValues.stateSchema(name, StringType, keys),
-                () => new OrderedStringAggAccumulator(delimiter.getBytes, keys), coerceTo = coerce))
+                () => new OrderedStringAggAccumulator(delimiter.getBytes, keys), coerceTo = coerce,
+                stateCheck = OrderedValues.stateCheck(name)))
           case _ => Left("expects a constant string as its delimiter (the second argument)")
         }
       case _ => Left("expects two arguments: a string and a constant string delimiter")

@@ -27,17 +27,20 @@ object Sum extends FunctionDef {
 
   def stateOf(sumType: DataType): StructType = StructType(Seq(
     StructField("sum", sumType), StructField("count", LongType, nullable = false)))
+  private val countCheck = StateCheck.nonNegative("count")
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) if Types.isIntegral(t) || Types.isUntypedNull(t) =>
       Right(Bound(LongType, stateOf(LongType), () => new LongSumAccumulator(ctx.failOnOverflow),
-        coerceTo = Seq(LongType), newGroupsAccumulator = Some(() => new LongSumGroups(ctx.failOnOverflow))))
+        coerceTo = Seq(LongType), newGroupsAccumulator = Some(() => new LongSumGroups(ctx.failOnOverflow)),
+        stateCheck = countCheck))
     case Seq(t) if Types.isFloating(t) =>
       Right(Bound(DoubleType, stateOf(DoubleType), () => new DoubleSumAccumulator, coerceTo = Seq(DoubleType),
-        newGroupsAccumulator = Some(() => new DoubleSumGroups)))
+        newGroupsAccumulator = Some(() => new DoubleSumGroups), stateCheck = countCheck))
     case Seq(t: DecimalType) =>
       val out = Types.widenDecimal(t, 10, 0)
-      Right(Bound(out, stateOf(out), () => new DecimalSumAccumulator(t, out, ctx.failOnOverflow)))
+      Right(Bound(out, stateOf(out), () => new DecimalSumAccumulator(t, out, ctx.failOnOverflow),
+        stateCheck = countCheck))
     case _ => Left(s"expects one argument of type ${Types.Numeric}")
   }
 }

@@ -17,7 +17,8 @@ import sparkagg.functions._
  *   spark.udf.registerJavaFunction("avg_final", "sparkagg.udf.AvgFinalize", "double")
  * }}}
  * Functions whose result type is fixed (double, bigint, boolean) declare it; those whose result type
- * follows the argument (sum, avg, min, max, bit_*) return Object and need the return type passed.
+ * follows the argument (sum, avg, min, max, bit_*, array_agg, median) need the return type passed, and
+ * registering them without it fails, saying which to pass.
  * The SQL function `df_<name>_finalize` does the same with the type inferred.
  */
 abstract class FinalizeUdf[R](function: FunctionDef) extends Serializable {
@@ -36,30 +37,31 @@ abstract class FinalizeUdf[R](function: FunctionDef) extends Serializable {
     val ctx = BindContext(failOnOverflow = true)
     val args = StateShapes.argumentsFor(function, stateSchema, ctx).getOrElse(throw new IllegalArgumentException(
       s"${getClass.getSimpleName}: ${stateSchema.simpleString} is not a state of ${function.name}"))
-    val bound = function.bind(args, ctx).toOption.get
+    val call = sparkagg.catalyst.Call(function, getClass.getName, args, ctx)
+    val bound = call.bound
     val toInternal = CatalystTypeConverters.createToCatalystConverter(stateSchema)
     val toExternal = CatalystTypeConverters.createToScalaConverter(bound.returnType)
     val view = new RowValues
     evaluate = (row: Row) => {
       val acc: Accumulator = bound.newAccumulator()
       view.row = toInternal(row).asInstanceOf[InternalRow]
-      acc.merge(view)
+      call.mergeGiven(acc, view)
       toExternal(sparkagg.catalyst.CatalystValues.toCatalyst(acc.evaluate(), bound.returnType))
     }
     schema = stateSchema
   }
 }
 
-// Result types: java.lang.Double and java.lang.Long are inferred by registerJavaFunction; AnyRef (the
-// result follows the argument) needs the return type given.
+// Result types: java.lang.Double and java.lang.Long are inferred by registerJavaFunction; a *Result class
+// (the result follows the state, ResultTypes.scala) makes registering without the return type fail at once.
 class CountFinalize extends FinalizeUdf[java.lang.Long](Count) with UDF1[Row, java.lang.Long]
-class SumFinalize extends FinalizeUdf[AnyRef](Sum) with UDF1[Row, AnyRef]
-class AvgFinalize extends FinalizeUdf[AnyRef](Avg) with UDF1[Row, AnyRef]
-class MinFinalize extends FinalizeUdf[AnyRef](Min) with UDF1[Row, AnyRef]
-class MaxFinalize extends FinalizeUdf[AnyRef](Max) with UDF1[Row, AnyRef]
-class BitAndFinalize extends FinalizeUdf[AnyRef](BitAnd) with UDF1[Row, AnyRef]
-class BitOrFinalize extends FinalizeUdf[AnyRef](BitOr) with UDF1[Row, AnyRef]
-class BitXorFinalize extends FinalizeUdf[AnyRef](BitXor) with UDF1[Row, AnyRef]
+class SumFinalize extends FinalizeUdf[SumResult](Sum) with UDF1[Row, SumResult]
+class AvgFinalize extends FinalizeUdf[AvgResult](Avg) with UDF1[Row, AvgResult]
+class MinFinalize extends FinalizeUdf[MinResult](Min) with UDF1[Row, MinResult]
+class MaxFinalize extends FinalizeUdf[MaxResult](Max) with UDF1[Row, MaxResult]
+class BitAndFinalize extends FinalizeUdf[BitAndResult](BitAnd) with UDF1[Row, BitAndResult]
+class BitOrFinalize extends FinalizeUdf[BitOrResult](BitOr) with UDF1[Row, BitOrResult]
+class BitXorFinalize extends FinalizeUdf[BitXorResult](BitXor) with UDF1[Row, BitXorResult]
 class BoolAndFinalize extends FinalizeUdf[java.lang.Boolean](BoolAnd) with UDF1[Row, java.lang.Boolean]
 class BoolOrFinalize extends FinalizeUdf[java.lang.Boolean](BoolOr) with UDF1[Row, java.lang.Boolean]
 class VarSampFinalize extends FinalizeUdf[java.lang.Double](VarSamp) with UDF1[Row, java.lang.Double]
@@ -78,6 +80,6 @@ class RegrAvgyFinalize extends FinalizeUdf[java.lang.Double](RegrAvgy) with UDF1
 class RegrSxxFinalize extends FinalizeUdf[java.lang.Double](RegrSxx) with UDF1[Row, java.lang.Double]
 class RegrSyyFinalize extends FinalizeUdf[java.lang.Double](RegrSyy) with UDF1[Row, java.lang.Double]
 class RegrSxyFinalize extends FinalizeUdf[java.lang.Double](RegrSxy) with UDF1[Row, java.lang.Double]
-class ArrayAggFinalize extends FinalizeUdf[AnyRef](ArrayAgg) with UDF1[Row, AnyRef]
-class MedianFinalize extends FinalizeUdf[AnyRef](Median) with UDF1[Row, AnyRef]
+class ArrayAggFinalize extends FinalizeUdf[ArrayAggResult](ArrayAgg) with UDF1[Row, ArrayAggResult]
+class MedianFinalize extends FinalizeUdf[MedianResult](Median) with UDF1[Row, MedianResult]
 // string_agg has none: its delimiter is not in its state; df_string_agg_finalize(state, delimiter) is.

@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistrib
 import org.apache.spark.sql.execution.{ExternalAppendOnlyUnsafeRowArray, SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.types._
 import sparkagg.api.{Accumulator, Types}
-import sparkagg.catalyst.{AccumulatorAggregate, RowValues}
+import sparkagg.catalyst.{AccumulatorAggregate, Form, RowValues}
 
 /**
  * Window aggregates of sparkagg functions over ROWS frames (and RANGE frames over a numeric key), each
@@ -102,10 +102,11 @@ private[window] object SlidingFrame {
   }
 
   /** The window expressions sparkagg runs: a sparkagg aggregate over a ROWS frame, or a RANGE frame
-   *  over one numeric order key, without FILTER. */
+   *  over one numeric order key, without FILTER. The state forms stay with Spark's window, which runs
+   *  their host (this operator updates with rows and returns values). */
   def unapply(e: NamedExpression): Option[SlidingFrame] = e match {
     case Alias(WindowExpression(AggregateExpression(f: AccumulatorAggregate, _, false, None, _),
-        WindowSpecDefinition(_, order, SpecifiedWindowFrame(frameType, lower, upper))), _) =>
+        WindowSpecDefinition(_, order, SpecifiedWindowFrame(frameType, lower, upper))), _) if f.form == Form.Plain =>
       frameType match {
         case RowFrame => for (l <- bound(lower, 0); u <- bound(upper, 0)) yield SlidingFrame(f, l, u)
         case RangeFrame => order match {

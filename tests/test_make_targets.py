@@ -1,0 +1,64 @@
+"""The make targets README.md names, each run exactly as the README writes it (`make wheel`: test_wheel.py).
+A make line added to the README without a test that runs it fails test_every_readme_make_line_is_run."""
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+from pathlib import Path
+
+from readme_make import ROOT, readme_make_lines, run_documented
+
+# README make lines no test runs, and why.
+NOT_RUN = {
+    "make test": "the CI's command, which runs this suite",
+    "make bench": "the full benchmarks take many minutes; test_make_bench_quick_trial runs the same steps",
+}
+BENCH_OUT = Path("/tmp/sparkagg-bench")
+BENCH_SCRIPTS = ["bench_avg_sum", "bench_numeric", "bench_collections", "bench_window", "bench_grouped"]
+
+
+def _tail(result) -> str:
+    return result.stdout[-3000:] + result.stderr[-3000:]
+
+
+def _lines_run_by_tests() -> set[str]:
+    run = set()
+    for path in ROOT.joinpath("tests").glob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "run_documented"
+                    and node.args and isinstance(node.args[0], ast.Constant)):
+                run.add(node.args[0].value)
+    return run
+
+
+def test_every_readme_make_line_is_run():
+    lines = readme_make_lines()
+    assert {"make demo", "make test", "make jar", "make wheel", "make bench"} <= lines
+    assert set(NOT_RUN) <= lines, "an exemption for a line the README no longer shows"
+    assert lines - set(NOT_RUN) <= _lines_run_by_tests(), "a README make line that no test runs"
+
+
+def test_make_jar():
+    result = run_documented("make jar", timeout=1200)
+    assert result.returncode == 0, _tail(result)
+    assert (ROOT / "target" / "sparkagg.jar").is_file() and (ROOT / "target" / "sparkagg-tests.jar").is_file()
+    m2 = Path.home() / ".m2" / "repository" / "io" / "github" / "sparkagg" / "sparkagg_2.13" / "0.1.0"
+    assert (m2 / "sparkagg_2.13-0.1.0.jar").is_file()
+
+
+def test_make_demo():
+    result = run_documented("make demo", timeout=1200)
+    assert result.returncode == 0, _tail(result)
+    assert "every result matches the reference model" in result.stdout
+
+
+def test_make_bench_quick_trial():
+    shutil.rmtree(BENCH_OUT, ignore_errors=True)
+    committed = {p.name: p.stat().st_mtime_ns for p in (ROOT / "bench" / "results").iterdir()}
+    result = run_documented("make bench BENCH_ROWS=20000 BENCH_OUT=/tmp/sparkagg-bench", timeout=1500)
+    assert result.returncode == 0, _tail(result)
+    for script in BENCH_SCRIPTS:
+        assert json.loads((BENCH_OUT / f"{script}.json").read_text())["rows"] == 20000
+    assert (BENCH_OUT / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert {p.name: p.stat().st_mtime_ns for p in (ROOT / "bench" / "results").iterdir()} == committed
