@@ -92,8 +92,8 @@ private[sparkagg] object TDigestPacking extends StatePacking {
       if ((flags & MinDerived) == 0) mins(r) = in.double()
       if ((flags & MaxDerived) == 0) maxs(r) = in.double()
       val claimed = in.varLong()
-      // Packed states are read back from shuffle files: a list length that its bytes do not hold is
-      // refused before it reads into the next state or past the end.
+      // Packed states are read back from shuffle files: a list length its bytes do not hold is refused
+      // before it is used (the buffers above are sized by the bytes, never by a claimed length).
       val stored = if ((flags & UnitWeights) != 0) claimed / 2 else claimed
       if (claimed < 0 || claimed % 2 != 0 || stored * 8 != packed.start(r + 1) - in.at)
         throw new IllegalStateException(

@@ -20,8 +20,8 @@ private[sparkagg] object ApproxPercentile {
     StructField("max", DoubleType), StructField("min", DoubleType),
     StructField("centroids", ArrayType(DoubleType, containsNull = true))))
 
-  /** What a digest's state always is: max_size > 0, a count, centroids as (mean, weight) pairs in the
-   *  order of their means, no weight below zero. */
+  /** What a digest's state always is: max_size > 0, count not negative, centroids as (mean, weight)
+   *  pairs without NULLs, in the order of their means, no weight below zero. */
   val stateCheck: StateCheck = StateCheck.all(
     (schema, s) => {
       val i = schema.fieldIndex("max_size")
