@@ -1,5 +1,5 @@
-"""Tests of the reference model's collection aggregates (python/sparkagg/reference/listagg.py):
-array_agg, string_agg and median, unordered and non-DISTINCT.
+"""Tests of the reference model's collection aggregates (python/sparkagg/reference/array_agg.py,
+string_agg.py, median.py): array_agg, string_agg and median, unordered and non-DISTINCT.
 
 Evidence, as in the other reference tests: hand-worked values; type rules and DataFusion's state
 fields; agreement with DataFusion 50 (the ``datafusion`` package) grouped and global through the

@@ -1,4 +1,5 @@
-"""The reference model's GroupsAccumulators (python/sparkagg/reference/groups.py, native_groups.py).
+"""The reference model's GroupsAccumulators (python/sparkagg/reference/groups.py; the native ones in
+their family modules).
 
 Hand-worked values for each of NullState's four paths and for EmitTo.First's index shift; then
 properties over random data: every native GroupsAccumulator equals GroupsAccumulatorAdapter over the
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 
 from sparkagg import reference
 from sparkagg.reference import EmitTo, GroupsAccumulator, GroupsAccumulatorAdapter, NullState
-from sparkagg.reference.native_groups import NATIVE
+from sparkagg.reference.registry import NATIVE
 
 NAN, INF = math.nan, math.inf
 PROPERTY = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from sparkagg import reference
 from sparkagg.reference import aggregate, aggregate_groups
-from sparkagg.reference.ordered import Ordering
+from sparkagg.reference.ordering import Ordering
 
 I64 = pa.int64()
 PARTITIONS = (1, 3, 7)

@@ -28,6 +28,7 @@ import logging
 import sys
 
 import sparkagg
+
 from .progress import JobProgress
 
 
@@ -65,6 +66,7 @@ def _render(df, fmt: str) -> str:
 def _session(args):
     if getattr(args, "remote", None):  # Spark Connect: the server has the JAR and the extension
         from pyspark.sql import SparkSession
+
         from . import functions
         spark = SparkSession.builder.remote(args.remote).getOrCreate()
         functions.use_prefix(args.prefix)
@@ -182,7 +184,7 @@ def cmd_check(args) -> int:
             print(f"sparkagg check: --model-of needs FUNCTION=OTHER, got {pair!r}", file=sys.stderr)
             return 2
         models[name.strip().lower()] = other.strip().lower()
-    unknown = [f for pair in models.items() for f in pair if f not in checking.functions.REGISTRY]
+    unknown = [f for pair in models.items() for f in pair if f not in checking.registry.REGISTRY]
     if unknown:
         print(f"sparkagg check: no reference model of {', '.join(unknown)}", file=sys.stderr)
         return 2

@@ -44,7 +44,8 @@ from typing import Any
 import pyarrow as pa
 
 from .accumulator import SLOT_BYTES, Accumulator, columns_to_pylists
-from .functions import INT64_MAX, AggregateFunction, DataTypes, StateFields, _one_argument, register
+from .argtypes import INT64_MAX, DataTypes, StateFields, _one_argument
+from .function import AggregateFunction
 
 P = 14
 NUM_REGISTERS = 1 << P  # m = 16384
@@ -217,4 +218,4 @@ class ApproxDistinctAccumulator(Accumulator):
         return SLOT_BYTES + NUM_REGISTERS
 
 
-register({"approx_distinct": AggregateFunction("approx_distinct", ApproxDistinctAccumulator)})
+APPROX_DISTINCT = AggregateFunction("approx_distinct", ApproxDistinctAccumulator)

@@ -16,8 +16,9 @@ from typing import Any
 import pyarrow as pa
 
 from .accumulator import Accumulator
-from .functions import AggregateFunction, get
+from .function import AggregateFunction
 from .groups import EmitTo, GroupsAccumulator
+from .registry import get
 
 # Batches here are tiny and sometimes empty so that small inputs still cross many boundaries.
 MAX_BATCH_ROWS = 7
