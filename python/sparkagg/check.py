@@ -31,9 +31,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from . import DEFAULT_PREFIX, PREFIX_CONF
 from .reference import drivers, registry
 
-PREFIX_CONF = "spark.sparkagg.prefix"
 
 
 class UnsupportedQuery(ValueError):
@@ -469,7 +469,7 @@ def check(spark, sql: str, rel_tol: float = 1e-9, abs_tol: float = 0.0, seed: in
     ({function: other}) deliberately computes a function with another's model, to see check fail."""
     for other in (models or {}).values():
         registry.get(other)
-    prefix = spark.conf.get(PREFIX_CONF, "df_")
+    prefix = spark.conf.get(PREFIX_CONF, DEFAULT_PREFIX)
     query = parse(sql, prefix)
     ansi = str(spark.conf.get("spark.sql.ansi.enabled", "true")).lower() == "true"
     spark_error = model_error = None

@@ -67,10 +67,7 @@ def _session(args):
     if getattr(args, "remote", None):  # Spark Connect: the server has the JAR and the extension
         from pyspark.sql import SparkSession
 
-        from . import functions
-        spark = SparkSession.builder.remote(args.remote).getOrCreate()
-        functions.use_prefix(args.prefix)
-        return spark
+        return SparkSession.builder.remote(args.remote).getOrCreate()
     # The CLI shows its own progress (sparkagg.progress), not Spark's console bar.
     return sparkagg.session(master=args.master, prefix=args.prefix,
                             **{"spark.ui.showConsoleProgress": "false", "spark.log.level": "WARN"})
