@@ -17,6 +17,7 @@ import sparkagg.functions as SF
 CLI = [sys.executable, "-m", "sparkagg.cli"]
 
 
+@pytest.mark.spark
 def test_jar_path_points_at_the_built_jar():
     assert Path(sparkagg.jar_path()).is_file() and sparkagg.jar_path().endswith("sparkagg.jar")
 
@@ -81,6 +82,7 @@ def _cli(*args, timeout=300):
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
+@pytest.mark.spark
 def test_cli_sql_csv_and_exit_codes():
     ok = _cli("sql", "--master", "local[1]", "--format", "csv",
               "SELECT k, df_avg(x) AS a FROM VALUES (1, 2), (1, 4), (2, NULL) AS t(k, x) GROUP BY k ORDER BY k")
@@ -91,6 +93,7 @@ def test_cli_sql_csv_and_exit_codes():
     assert _cli("sql").returncode == 2
 
 
+@pytest.mark.spark
 def test_cli_demo_matches_the_reference_model():
     run = _cli("demo", "--master", "local[2]", timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

@@ -9,7 +9,11 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 import sparkagg
+
+pytestmark = pytest.mark.spark  # runs Spark in a subprocess
 
 ROOT = Path(__file__).resolve().parent.parent
 

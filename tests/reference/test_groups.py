@@ -161,8 +161,8 @@ def test_convert_to_state_is_each_row_as_its_group():
     assert counts.to_pylist() == [1, 0, 0] and sums.to_pylist() == [4.0, None, None]
     assert acc.supports_convert_to_state()
     adapter = reference.get("avg").adapter([pa.int64()])
-    assert [a.to_pylist() for a in adapter.convert_to_state([pa.array([4, None, 6])],
-                                                            pa.array([True, True, False]))] == [[1, 0, 0], [4.0, None, None]]
+    states = adapter.convert_to_state([pa.array([4, None, 6])], pa.array([True, True, False]))
+    assert [a.to_pylist() for a in states] == [[1, 0, 0], [4.0, None, None]]
 
 
 def test_every_function_has_groups():

@@ -2,7 +2,7 @@
 bitwise.py, boolean.py, and variance.py, covariance.py, correlation.py, regr.py on comoments.py):
 bit_and/or/xor, bool_and/or, var_samp/var_pop/stddev/stddev_pop, covar_samp/covar_pop, corr and regr_*.
 
-Evidence, as in test_reference.py: hand-worked values; agreement with DataFusion 50 (the ``datafusion``
+Evidence, as in test_count_sum_average_min_max.py: hand-worked values; agreement with DataFusion 50 (the ``datafusion``
 package) grouped and global through the multi-phase driver at 1, 3 and 17 partitions, and for sliding
 window frames where DataFusion has them; numerical stability on data with a large common offset
 against an exact two-pass computation; and properties (partitioning, and retract versus recompute).
