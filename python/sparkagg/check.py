@@ -35,7 +35,6 @@ from . import DEFAULT_PREFIX, PREFIX_CONF
 from .reference import drivers, registry
 
 
-
 class UnsupportedQuery(ValueError):
     """The query is outside what ``check`` can recompute; the message says why."""
 
@@ -249,7 +248,8 @@ def _item(text: str, prefix: str) -> Item:
         return Item(text, alias, None)
     open_at = call.end() - 1
     depths = _depths(masked)
-    close_at = next((i for i in range(open_at + 1, len(text)) if masked[i] == ")" and depths[i] == depths[open_at]), None)
+    close_at = next((i for i in range(open_at + 1, len(text))
+                     if masked[i] == ")" and depths[i] == depths[open_at]), None)
     if close_at is None:
         raise UnsupportedQuery(f"unbalanced call in {text}")
     rest = text[close_at + 1:].strip()

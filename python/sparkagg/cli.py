@@ -42,7 +42,7 @@ def _statements(text: str) -> list[str]:
             current = []
     parts.append("\n".join(current))
     return [p.strip() for p in parts if p.strip() and not all(
-        l.strip().startswith("--") or not l.strip() for l in p.splitlines())]
+        line.strip().startswith("--") or not line.strip() for line in p.splitlines())]
 
 
 def _render(df, fmt: str) -> str:
@@ -84,7 +84,7 @@ def _quiet_error_log() -> None:
 
 def _message(e: BaseException) -> str:
     """Spark's message for an error: its first line (the error class and text), not a traceback."""
-    lines = [l for l in str(e).strip().splitlines() if l.strip()]
+    lines = [line for line in str(e).strip().splitlines() if line.strip()]
     return lines[0] if lines else type(e).__name__
 
 
@@ -200,8 +200,9 @@ def cmd_check(args) -> int:
 
     failed = checked = skipped = 0
     for stmt in statements:
-        code = [l for l in stmt.splitlines() if not l.strip().startswith("--")]
-        cases = [l.strip()[len("-- case:"):].strip() for l in stmt.splitlines() if l.strip().startswith("-- case:")]
+        code = [line for line in stmt.splitlines() if not line.strip().startswith("--")]
+        cases = [line.strip()[len("-- case:"):].strip() for line in stmt.splitlines()
+                 if line.strip().startswith("-- case:")]
         label = (f"[{cases[-1]}] " if cases else "") + " ".join(" ".join(code).split())
         try:
             diffs = checking.check(spark, stmt, rel_tol=args.rel_tol, models=models)

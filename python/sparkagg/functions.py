@@ -471,7 +471,8 @@ def approx_percentile_cont(col, p: float, max_size: int | None = None, descendin
     SQL's ``approx_percentile_cont(p) WITHIN GROUP (ORDER BY col DESC)``.
 
     >>> df = spark.createDataFrame([(float(v),) for v in range(1, 5)], "x double")
-    >>> df.select(approx_percentile_cont("x", 0.5).alias("m"), approx_percentile_cont("x", 0.75, 50, True).alias("d")).first()
+    >>> df.select(approx_percentile_cont("x", 0.5).alias("m"),
+    ...           approx_percentile_cont("x", 0.75, 50, True).alias("d")).first()
     Row(m=2.5, d=1.5)
     """
     size = [F.lit(int(max_size))] if max_size is not None else []
