@@ -1,4 +1,4 @@
-"""The ``Accumulator`` contract of DataFusion (seed 000), restated over pyarrow arrays.
+"""The ``Accumulator`` contract of DataFusion, restated over pyarrow arrays.
 
 An accumulator holds the state of one aggregate function for one group. Its life in a query:
 

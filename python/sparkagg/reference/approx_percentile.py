@@ -30,9 +30,9 @@ p[, max_size]) for the weighted one: the literal columns are constant and are no
 
 Deviations from DataFusion 50 (each shown by a test):
 
-* approx_percentile_cont_with_weight skips rows whose x or weight is NULL, as the spec says (and later
-  DataFusion versions do). DataFusion 50 reads their value buffers instead: a NULL is taken as the 0 the
-  buffer usually holds, so a NULL x with weight 5 adds weight 5 at 0.
+* approx_percentile_cont_with_weight skips rows whose x or weight is NULL, as every other function here
+  skips NULLs (and later DataFusion versions do). DataFusion 50 reads their value buffers instead: a
+  NULL is taken as the 0 the buffer usually holds, so a NULL x with weight 5 adds weight 5 at 0.
 * approx_percentile_cont_with_weight's result type is x's type. DataFusion coerces x and weight to
   one common type first, so int64 values with double weights give a double result (not truncated),
   and mixed integer widths or signedness can even give float32 (int64 with uint64 weights), with x

@@ -1,4 +1,4 @@
-"""DataFusion's ``GroupsAccumulator`` contract (seed 001) and ``NullState`` (seed 003), over pyarrow.
+"""DataFusion's ``GroupsAccumulator`` contract and its ``NullState`` helper, over pyarrow.
 
 A ``GroupsAccumulator`` keeps the state of one aggregate function for *all* groups of a hash
 aggregation at once, indexed by the dense group index the hash table assigns (0, 1, 2, ... in order
@@ -168,7 +168,7 @@ class GroupsAccumulator(abc.ABC):
 # --- NullState ----------------------------------------------------------------------------------
 
 class NullState:
-    """Which groups have seen a value (seed 003): the validity of a native accumulator's output.
+    """Which groups have seen a value: the validity of a native accumulator's output.
 
     ``accumulate`` calls ``value_fn(group, value)`` for every non-NULL, not filtered-out value and
     marks its group as seen; ``build(emit_to)`` returns the emitted groups' validity (True: seen, so

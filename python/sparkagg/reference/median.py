@@ -16,7 +16,7 @@ Deviations from DataFusion 50, where it computes something no engine should copy
   with wrap-around (median{127, 126} of int8 is -1, of int64 {2**63-1, 2**63-2} is -1); the exact
   average always fits the type, so the model gives it (126).
 * a NaN with the sign bit set: DataFusion's median orders floats by IEEE totalOrder, which puts it
-  below -inf; the model, as its min/max and the spec, puts every NaN above every number.
+  below -inf; the model, as its min/max do, puts every NaN above every number.
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ checked against the ``datafusion`` package:
   Utf8View) or an integer, which DataFusion coerces to its decimal text. State: [string_agg], the
   LargeUtf8 joined so far (NULL when nothing was seen); merge joins the non-NULL states with the
   delimiter. That is the state of DataFusion >= 51 (``SimpleStringAggAccumulator`` /
-  ``StringAggGroupsAccumulator``), which the spec follows; DataFusion 50 instead carries array_agg's
+  ``StringAggGroupsAccumulator``), which sparkagg's JVM string_agg keeps too; DataFusion 50 instead carries array_agg's
   state (a List<T> named ``array_agg``, NULLs kept, skipped when evaluated). Results are the same.
   No retract.
 * ``string_agg(x, delimiter ORDER BY ...)``: the same, joined in the ordering's order. Its columns are
