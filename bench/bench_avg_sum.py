@@ -1,6 +1,6 @@
 """df_avg and df_sum against Spark's built-in avg / sum (code-generated hash aggregation), the same
-accumulator through Spark's Aggregator route (functions.udaf: the "udaf_avg / df_avg" line), and DataFusion, over 5M rows at 1k and
-1M groups. Prints times and the ratios, all measured in this one run.
+accumulator through Spark's Aggregator route (functions.udaf: the "udaf_avg / df_avg" line), and
+DataFusion, over 5M rows at 1k and 1M groups. Prints times and the ratios, all measured in this one run.
 
     .venv/bin/python bench/bench_avg_sum.py [--rows N] [--repeat R] [--out DIR]
 

@@ -17,7 +17,8 @@ CALLS = [
     ("df_median", "df_median(x)", "median", "median(x)"),
     ("df_percentile_cont", "df_percentile_cont(0.5) WITHIN GROUP (ORDER BY x)",
      "percentile_cont", "percentile_cont(0.5) WITHIN GROUP (ORDER BY x)"),
-    ("df_approx_percentile_cont", "df_approx_percentile_cont(x, 0.5)", "percentile_approx", "percentile_approx(x, 0.5)"),
+    ("df_approx_percentile_cont", "df_approx_percentile_cont(x, 0.5)",
+     "percentile_approx", "percentile_approx(x, 0.5)"),
     ("df_array_agg", "size(df_array_agg(x))", "collect_list", "size(collect_list(x))"),
 ]
 
@@ -55,7 +56,8 @@ def main(rows: int, repeat: int, out=common.RESULTS) -> None:
     for _, label in common.GROUPINGS:
         for name, ours, spark_name, theirs in calls:
             print(common.ratio_line(f"{name} / {spark_name}, {label}", timings[label][ours], timings[label][theirs]))
-            recorder.add(chart, groups, name, f"Spark {spark_name}", label, timings[label][ours], timings[label][theirs])
+            recorder.add(chart, groups, name, f"Spark {spark_name}", label,
+                         timings[label][ours], timings[label][theirs])
     recorder.write(spark, out)
     spark.stop()
 

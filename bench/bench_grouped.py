@@ -4,9 +4,9 @@ over 5M rows at 1k and 1M groups: df_avg, df_sum, df_var_samp against Spark's co
 var_samp; df_approx_percentile_cont against percentile_approx (p = 0.5) and df_array_agg against
 collect_list (through size(...), so the cost is building the lists). The keys of both groupings are
 dense integers, which the grouped operator looks up in an array; a third grouping, 1M groups of
-scattered 64-bit keys (xxhash64 of the 1M-group key), takes its hash table instead, against Spark's. Then, unless --no-spill, a 20M-group
-aggregation in a separate Spark with 1 GB of driver memory, which completes by spilling (its spill metrics
-are printed). Times and ratios measured in this one run.
+scattered 64-bit keys (xxhash64 of the 1M-group key), takes its hash table instead, against Spark's.
+Then, unless --no-spill, a 20M-group aggregation in a separate Spark with 1 GB of driver memory, which
+completes by spilling (its spill metrics are printed). Times and ratios measured in this one run.
 
     .venv/bin/python bench/bench_grouped.py [--rows N] [--repeat R] [--out DIR] [--no-spill]
 
@@ -25,7 +25,8 @@ CALLS = [
     ("df_avg", "df_avg(x)", "avg", "avg(x)"),
     ("df_sum", "df_sum(x)", "sum", "sum(x)"),
     ("df_var_samp", "df_var_samp(x)", "var_samp", "var_samp(x)"),
-    ("df_approx_percentile_cont", "df_approx_percentile_cont(x, 0.5)", "percentile_approx", "percentile_approx(x, 0.5)"),
+    ("df_approx_percentile_cont", "df_approx_percentile_cont(x, 0.5)",
+     "percentile_approx", "percentile_approx(x, 0.5)"),
     ("df_array_agg", "size(df_array_agg(x))", "collect_list", "size(collect_list(x))"),
 ]
 
@@ -44,7 +45,8 @@ def main(rows: int, repeat: int, out, spill: bool) -> None:
     for warm in ("avg(x)", "df_avg(x), df_array_agg(x)"):
         common.timed(spark, f"warm-up: {warm}", f"SELECT kbig, {warm} FROM base GROUP BY kbig", repeat=1)
     spark.conf.set("spark.sparkagg.groups.enabled", "false")
-    common.timed(spark, "warm-up: TypedImperativeAggregate path", "SELECT kbig, df_avg(x) FROM base GROUP BY kbig", repeat=1)
+    common.timed(spark, "warm-up: TypedImperativeAggregate path", "SELECT kbig, df_avg(x) FROM base GROUP BY kbig",
+                 repeat=1)
     spark.conf.unset("spark.sparkagg.groups.enabled")
     timings = {label: timed_calls(spark, "base", key, label, repeat, typed=True) for key, label in common.GROUPINGS}
     key, label = SPARSE
@@ -102,7 +104,8 @@ def spill_child() -> None:
     # Each key k gets the rows k and k + 20M: count 2, sum 2k + 20M, avg k + 10M, checked in the same pass.
     df = spark.sql(f"SELECT id % {SPILL_GROUPS} AS key, df_avg(id) AS a, df_sum(id) AS s, df_count(id) AS c "
                    f"FROM range({2 * SPILL_GROUPS}) GROUP BY id % {SPILL_GROUPS}")
-    checked = df.selectExpr("count(*)", f"count_if(c <> 2 OR s <> 2 * key + {SPILL_GROUPS} OR a <> key + {SPILL_GROUPS // 2})")
+    checked = df.selectExpr(
+        "count(*)", f"count_if(c <> 2 OR s <> 2 * key + {SPILL_GROUPS} OR a <> key + {SPILL_GROUPS // 2})")
     groups, wrong = checked.collect()[0]
     metrics = spark._jvm.sparkagg.exec.GroupedAggregateExec.metricsOf(checked._jdf)
     print(f"  {groups:,} groups, {wrong} wrong; grouped operator metrics: {metrics}")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import common
 
-CALLS = [("df_var_samp(x)", "var_samp(x)"), ("df_corr(y, x)", "corr(y, x)"), ("df_regr_slope(y, x)", "regr_slope(y, x)")]
+CALLS = [("df_var_samp(x)", "var_samp(x)"), ("df_corr(y, x)", "corr(y, x)"),
+         ("df_regr_slope(y, x)", "regr_slope(y, x)")]
 
 
 def main(rows: int, repeat: int, out) -> None:
@@ -18,7 +19,8 @@ def main(rows: int, repeat: int, out) -> None:
     print(f"bench_numeric: {rows:,} rows, local[2], best of {repeat} (noop write)")
     common.timed(spark, "warm-up", "SELECT k, var_samp(x), df_var_samp(x) FROM base GROUP BY k", repeat=1)
     recorder = common.Recorder("bench_numeric", "variance, correlation, regression", rows, repeat)
-    names = {call: ("Spark " if not call.startswith("df_") else "") + call.split("(")[0] for pair in CALLS for call in pair}
+    names = {call: ("Spark " if not call.startswith("df_") else "") + call.split("(")[0]
+             for pair in CALLS for call in pair}
     common.compare(spark, CALLS, recorder, f"Statistics, {rows:,} rows: sparkagg / Spark built-in", repeat, names)
     recorder.write(spark, out)
     spark.stop()

@@ -77,8 +77,7 @@ GROUPINGS = (("k", "1k groups"), ("kbig", "1M groups"))
 
 
 def base_table(spark, rows: int = ROWS):
-    """k: 1k groups, kbig: 1M groups, x and y: uniform doubles (y correlated with x): the table the
-    anchors of README.md's benchmark tables were measured on."""
+    """k: 1k groups, kbig: 1M groups, x and y: uniform doubles (y correlated with x)."""
     df = spark.sql(f"SELECT id % 1000 AS k, id % 1000000 AS kbig, rand(1) * 100 AS x, "
                    f"rand(1) * 50 + rand(2) * 10 AS y, id AS t FROM range({rows})")
     df = df.cache()

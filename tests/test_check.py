@@ -22,7 +22,8 @@ ROWS = []
 for i in range(40):
     k = None if i % 11 == 0 else "abc"[i % 3]
     x = None if i % 7 == 3 else (i * 37) % 23 - 9
-    d = {5: "double('NaN')", 17: "double('Infinity')", 21: "-0.0D"}.get(i, "NULL" if i % 9 == 4 else f"{(i * 13) % 17 / 4}D")
+    special = {5: "double('NaN')", 17: "double('Infinity')", 21: "-0.0D"}
+    d = special.get(i, "NULL" if i % 9 == 4 else f"{(i * 13) % 17 / 4}D")
     b = "NULL" if i % 10 == 6 else ("true" if i % 4 else "false")
     y = "NULL" if i % 8 == 2 else f"{(i * 7) % 19 - 4.5}D"
     ROWS.append(f"({'NULL' if k is None else repr(k)}, {'NULL' if x is None else x}, {d}, {b}, {y}, {i % 5})")
@@ -36,15 +37,16 @@ ONE_ARG = {"count": "x", "sum": "x", "avg": "d", "mean": "x", "min": "d", "max":
 # compares as given; they are checked against DataFusion as multisets in test_oracle.py instead.
 # first_value / last_value / nth_value without ORDER BY depend on arrival order the same way (and take
 # their ORDER BY, and nth_value its n, as literals check()'s parser does not bind); their model is
-# checked against DataFusion in test_reference_ordered.py.
+# checked against DataFusion in reference/test_ordering_first_last_nth_value.py.
 ORDER_SENSITIVE = {"array_agg", "string_agg", "first_value", "last_value", "nth_value"}
 # percentile_cont is written WITHIN GROUP (ORDER BY ...), which check()'s parser does not take; it is
-# checked against Spark's own percentile_cont in SqlSuite and against the model in test_reference.
+# checked against Spark's own percentile_cont in jvm/src/test/scala/sparkagg/SqlSuite.scala and the model
+# by hand in reference/test_percentile.py.
 # The t-digest functions take a literal percentile (and are written WITHIN GROUP too); their model is
-# checked against DataFusion in test_reference_tdigest.py.
+# checked against DataFusion in reference/test_approx_percentile.py.
 WITHIN_GROUP = {"percentile_cont", "approx_percentile_cont", "approx_percentile_cont_with_weight"}
 # A t-digest's estimate depends on how the rows are batched and partitioned, so Spark's and the model's
-# differ within the sketch's error: test_reference_tdigest.py checks the model exactly against DataFusion
+# differ within the sketch's error: reference/test_approx_percentile.py checks the model exactly against DataFusion
 # on one partition and within 1% of rank across partitions.
 APPROXIMATE = {"approx_median"}
 

@@ -59,9 +59,11 @@ def _cli_on_a_terminal(*args, timeout=300) -> tuple[int, str, str]:
 
 
 def _progress_lines(stderr: str) -> list[str]:
-    return [l for l in stderr.replace("\r", "\n").splitlines() if l.startswith("sparkagg: ") and " tasks" in l]
+    return [line for line in stderr.replace("\r", "\n").splitlines()
+            if line.startswith("sparkagg: ") and " tasks" in line]
 
 
+@pytest.mark.spark
 def test_progress_lines_with_the_flag_then_a_failing_statement_exits_1(tmp_path):
     script = tmp_path / "q.sql"
     script.write_text(f"{SLOW};\n"
@@ -73,13 +75,14 @@ def test_progress_lines_with_the_flag_then_a_failing_statement_exits_1(tmp_path)
     assert run.stdout.splitlines() == ["s,n", "28,8"]
     lines = _progress_lines(run.stderr)
     assert lines, run.stderr[-3000:]
-    assert all("stage " in l for l in lines) and any("/8 tasks" in l for l in lines), lines
+    assert all("stage " in line for line in lines) and any("/8 tasks" in line for line in lines), lines
     assert "\r" not in run.stderr  # not a terminal: whole lines, for logs
-    assert any(l.startswith("sparkagg: done in ") for l in run.stderr.splitlines())
+    assert any(line.startswith("sparkagg: done in ") for line in run.stderr.splitlines())
     # Spark's message, as the last line, with the error class.
     assert run.stderr.rstrip().splitlines()[-1].startswith("sparkagg sql: [ARITHMETIC_OVERFLOW] df_sum")
 
 
+@pytest.mark.spark
 def test_progress_on_a_terminal_by_default_and_erased():
     code, out, err = _cli_on_a_terminal("sql", "--master", "local[2]", "--format", "csv", SLOW)
     assert code == 0, err[-3000:]
@@ -90,6 +93,7 @@ def test_progress_on_a_terminal_by_default_and_erased():
     assert "\r" in last and last.split("\r", 1)[1].strip() == "", "the progress line is erased at the end"
 
 
+@pytest.mark.spark
 def test_no_progress_silences_it_on_a_terminal():
     code, out, err = _cli_on_a_terminal("sql", "--master", "local[2]", "--format", "csv", "--no-progress", SLOW)
     assert code == 0, err[-3000:]
@@ -98,7 +102,8 @@ def test_no_progress_silences_it_on_a_terminal():
 
 
 def test_usage_errors_exit_2_before_spark_starts(tmp_path):
-    for args in (["sql"], ["sql", "-f", str(tmp_path / "missing.sql")], ["sql", "--progress", "--no-progress", "SELECT 1"],
+    for args in (["sql"], ["sql", "-f", str(tmp_path / "missing.sql")],
+                 ["sql", "--progress", "--no-progress", "SELECT 1"],
                  ["sql", "-- only a comment"], ["sql", "--format", "xml", "SELECT 1"], ["nonsense"]):
         run = _cli(*args, timeout=60)
         assert run.returncode == 2, (args, run.stderr)
@@ -115,8 +120,8 @@ def test_job_progress_polls_the_status_tracker(spark):
     with JobProgress(spark, stream, tty=False, delay=0.2, interval=0.2):
         assert spark.sql(SLOW.replace("700L", "300L")).collect()[0] == (28, 8)
     lines = stream.getvalue().splitlines()
-    assert lines and all(l.startswith("sparkagg: ") for l in lines), lines
-    assert any("tasks" in l for l in lines) and lines[-1].startswith("sparkagg: done in "), lines
+    assert lines and all(line.startswith("sparkagg: ") for line in lines), lines
+    assert any("tasks" in line for line in lines) and lines[-1].startswith("sparkagg: done in "), lines
 
 
 def test_job_progress_on_a_session_without_a_spark_context():
@@ -156,7 +161,7 @@ def test_functions_lists_the_catalogue(spark):
     text = out.getvalue()
     assert n >= 37 and text.count("retract: ") == n
     lines = text.splitlines()
-    avg = lines.index(next(l for l in lines if l.startswith("df_avg(")))
+    avg = lines.index(next(line for line in lines if line.startswith("df_avg(")))
     assert lines[avg + 1].strip() == ("aliases: df_mean; retract: yes; grouped path: native for (double), (bigint), "
                                       "(int); adapter for (decimal(10,2)); WITHIN GROUP: no")
-    assert any(l.startswith("df_max(") for l in lines) and "retract: sliding variant" in text
+    assert any(line.startswith("df_max(") for line in lines) and "retract: sliding variant" in text

@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import sparkagg
+
+pytestmark = pytest.mark.spark  # runs Spark in a subprocess
 
 
 def test_grouped_and_windowed_queries_survive_a_killed_executor():

@@ -15,7 +15,6 @@ import pytest
 
 import sparkagg
 
-
 # 8 one-row tasks sleeping 0.7 s each.
 SLOW_QUERY = ("SELECT df_sum(id) AS s, df_count(*) AS n FROM (SELECT id, java_method('java.lang.Thread', "
               "'sleep', 700L) AS r FROM range(0, 8, 1, 8)) WHERE r IS NOT NULL")
@@ -97,7 +96,7 @@ def test_cli_over_spark_connect_with_progress(remote):
     cli = remote["cli"]
     assert cli.returncode == 0, cli.stderr[-3000:]
     assert cli.stdout.splitlines() == ["s,n", "28,8"]
-    progress = [l for l in cli.stderr.splitlines() if l.startswith("sparkagg: ") and "/8 tasks" in l]
+    progress = [line for line in cli.stderr.splitlines() if line.startswith("sparkagg: ") and "/8 tasks" in line]
     assert progress, cli.stderr[-3000:]
 
 
@@ -105,5 +104,5 @@ def test_cli_lists_the_functions_over_spark_connect(remote):
     listing = remote["listing"]
     assert listing.returncode == 0, listing.stderr[-3000:]
     lines = listing.stdout.splitlines()
-    assert any(l.startswith("df_avg(") for l in lines) and any(l.startswith("df_mean(") for l in lines)
-    assert not any(l.startswith("df_avg_state") for l in lines)  # the state forms are summed up in one line
+    assert any(line.startswith("df_avg(") for line in lines) and any(line.startswith("df_mean(") for line in lines)
+    assert not any(line.startswith("df_avg_state") for line in lines)  # the state forms are summed up in one line

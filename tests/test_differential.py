@@ -1,5 +1,5 @@
 """Property test: for random tables, Spark partition counts and model plans (partitions, batch
-boundaries), Spark's results equal the reference model's (sparkagg.reference.check)."""
+boundaries), Spark's results equal the reference model's (sparkagg.check)."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sparkagg import reference
+from sparkagg.check import check
 
 CALLS = ["df_count(*)", "df_count(x)", "df_sum(x)", "df_avg(d)", "df_min(d)", "df_max(x)", "df_var_samp(d)",
          "df_stddev_pop(x)", "df_corr(d, x)", "df_regr_slope(d, x)", "df_bit_xor(x)", "df_median(x)",
@@ -28,5 +28,5 @@ def test_spark_equals_the_reference_model(spark, table, spark_partitions, model_
     spark.createDataFrame(table, "k int, x bigint, d double").repartition(spark_partitions) \
         .createOrReplaceTempView("h")
     sql = (f"SELECT k, {', '.join(CALLS)} FROM h GROUP BY k" if grouped else f"SELECT {', '.join(CALLS)} FROM h")
-    differences = reference.check(spark, sql, rel_tol=1e-6, abs_tol=1e-9, seed=seed, partitions=model_partitions)
+    differences = check(spark, sql, rel_tol=1e-6, abs_tol=1e-9, seed=seed, partitions=model_partitions)
     assert differences == []

@@ -1,5 +1,5 @@
 """One group holding 10 million values completes for df_median and df_array_agg with Spark's default
-memory settings (issue 4): the session of conftest.py, which sets no memory, so the driver (the one
+memory settings: the session of conftest.py, which sets no memory, so the driver (the one
 JVM of local mode) runs with spark.driver.memory's default, a 1 GiB heap.
 
 Inputs are range(0, n) over 4 partitions, so every partial state holds 2.5 million values and the

@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from readme_make import ROOT, readme_make_lines, run_documented
 
 # README make lines no test runs, and why.
@@ -39,6 +40,7 @@ def test_every_readme_make_line_is_run():
     assert lines - set(NOT_RUN) <= _lines_run_by_tests(), "a README make line that no test runs"
 
 
+@pytest.mark.spark
 def test_make_jar():
     result = run_documented("make jar", timeout=1200)
     assert result.returncode == 0, _tail(result)
@@ -47,12 +49,14 @@ def test_make_jar():
     assert (m2 / "sparkagg_2.13-0.1.0.jar").is_file()
 
 
+@pytest.mark.spark
 def test_make_demo():
     result = run_documented("make demo", timeout=1200)
     assert result.returncode == 0, _tail(result)
     assert "every result matches the reference model" in result.stdout
 
 
+@pytest.mark.spark
 def test_make_bench_quick_trial():
     shutil.rmtree(BENCH_OUT, ignore_errors=True)
     committed = {p.name: p.stat().st_mtime_ns for p in (ROOT / "bench" / "results").iterdir()}

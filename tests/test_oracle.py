@@ -21,10 +21,10 @@ CALLS = [
                                    "regr_r2", "regr_avgx", "regr_avgy", "regr_sxx", "regr_syy", "regr_sxy")
       for y, x in (("f", "i"), ("d", "l"), ("m", "f"))],
 ]
-# Where the spec follows a DataFusion newer than the oracle: corr of one pair is NULL (51), not 0.0 (50).
+# Where sparkagg follows a DataFusion newer than the oracle: corr of one pair is NULL (51), not 0.0 (50).
 ONE_ROW_NULL = {j for j, c in enumerate(CALLS) if c.startswith("corr(")}
-# DataFusion 50's grouped min/max is order-dependent with NaN (a known upstream bug the spec tells us not
-# to copy): those cells are checked against the reference model instead.
+# DataFusion 50's grouped min/max is order-dependent with NaN (a known upstream bug sparkagg does not
+# copy; README.md, "Deviations from DataFusion 50"): those cells are checked against the reference model instead.
 NAN_GROUPED = {"min(d)", "max(d)"}
 # Floating sums depend on the order of additions, which partitioning changes.
 FLOAT_REL = 1e-9
@@ -99,7 +99,8 @@ def test_extremes(spark):
 def test_all_null_groups(spark):
     """Every argument NULL: counts 0, everything else NULL, grouped and global."""
     rows = 5
-    t = pa.table({name: (pa.array([1, 1, 2, 2, 2], pa.int64()) if name == "k" else pa.nulls(rows, data.SCHEMA.field(name).type))
+    t = pa.table({name: (pa.array([1, 1, 2, 2, 2], pa.int64()) if name == "k"
+                         else pa.nulls(rows, data.SCHEMA.field(name).type))
                   for name in data.SCHEMA.names}, schema=data.SCHEMA)
     for grouped in (True, False):
         got = _spark_rows(spark, t, _query(CALLS, "df_", grouped), 3)
@@ -134,7 +135,7 @@ def test_collections_agree_with_datafusion(spark, table, partitions):
 
 @pytest.mark.parametrize("partitions", [1, 3, 17])
 def test_approx_distinct_within_two_percent_of_datafusion(spark, partitions):
-    """HyperLogLog with sparkagg's own hash: within 2% of DataFusion's estimate (the spec's bar), and the
+    """HyperLogLog with sparkagg's own hash: within 2% of DataFusion's estimate (about two standard errors), and the
     same estimate whatever the partitioning (merging registers is exact)."""
     import random
     rnd = random.Random(5)

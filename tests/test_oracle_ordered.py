@@ -20,14 +20,17 @@ ORDERED = [
     ("array_agg(i) WITHIN GROUP (ORDER BY u)", "array_agg(i ORDER BY u)"),
     ("array_agg(s) WITHIN GROUP (ORDER BY u DESC)", "array_agg(s ORDER BY u DESC)"),
     ("array_agg(d) WITHIN GROUP (ORDER BY b NULLS FIRST, u DESC)", "array_agg(d ORDER BY b NULLS FIRST, u DESC)"),
-    ("array_agg(DISTINCT i) WITHIN GROUP (ORDER BY i DESC NULLS LAST)", "array_agg(DISTINCT i ORDER BY i DESC NULLS LAST)"),
+    ("array_agg(DISTINCT i) WITHIN GROUP (ORDER BY i DESC NULLS LAST)",
+     "array_agg(DISTINCT i ORDER BY i DESC NULLS LAST)"),
     ("string_agg(s, '|') WITHIN GROUP (ORDER BY u)", "string_agg(s, '|' ORDER BY u)"),
-    ("string_agg(s, ',') WITHIN GROUP (ORDER BY dt DESC NULLS LAST, u)", "string_agg(s, ',' ORDER BY dt DESC NULLS LAST, u)"),
+    ("string_agg(s, ',') WITHIN GROUP (ORDER BY dt DESC NULLS LAST, u)",
+     "string_agg(s, ',' ORDER BY dt DESC NULLS LAST, u)"),
     ("first_value(i) WITHIN GROUP (ORDER BY u)", "first_value(i ORDER BY u)"),
     ("first_value(s) WITHIN GROUP (ORDER BY u DESC)", "first_value(s ORDER BY u DESC)"),
     ("first_value(i, true) WITHIN GROUP (ORDER BY u)", "first_value(i ORDER BY u) IGNORE NULLS"),
     ("last_value(m) WITHIN GROUP (ORDER BY u)", "last_value(m ORDER BY u)"),
-    ("last_value(d, true) WITHIN GROUP (ORDER BY f NULLS FIRST, u)", "last_value(d ORDER BY f NULLS FIRST, u) IGNORE NULLS"),
+    ("last_value(d, true) WITHIN GROUP (ORDER BY f NULLS FIRST, u)",
+     "last_value(d ORDER BY f NULLS FIRST, u) IGNORE NULLS"),
     ("nth_value(l, 2) WITHIN GROUP (ORDER BY u)", "nth_value(l, 2 ORDER BY u)"),
     ("nth_value(s, -3) WITHIN GROUP (ORDER BY u DESC)", "nth_value(s, -3 ORDER BY u DESC)"),
     ("nth_value(i, 1000) WITHIN GROUP (ORDER BY u)", "nth_value(i, 1000 ORDER BY u)"),
@@ -90,7 +93,8 @@ def test_ordered_agree_with_datafusion(spark, table, partitions, grouped):
     assert len(got) == len(expected) > 0
     checked = 0
     for r_got, r_exp in zip(got, expected):
-        assert _same_rows([r_got], [r_exp]), [(c, a, b) for c, a, b in zip(("k",) + ours, r_got, r_exp) if not _same(a, b)]
+        assert _same_rows([r_got], [r_exp]), [(c, a, b) for c, a, b in zip(("k",) + ours, r_got, r_exp)
+                                              if not _same(a, b)]
         checked += len(ORDERED)
     assert checked == len(got) * len(ORDERED)
 
@@ -111,9 +115,11 @@ TDIGEST = [
     "approx_percentile_cont(x, 0.1)", "approx_percentile_cont(x, 0.5)", "approx_percentile_cont(x, 0.99)",
     "approx_percentile_cont(x, 0.0)", "approx_percentile_cont(x, 1.0)",
     "approx_percentile_cont(i, 0.9, 30)", "approx_percentile_cont(n, 0.25)", "approx_percentile_cont(x, 0.7, 500)",
-    "approx_percentile_cont(0.3) WITHIN GROUP (ORDER BY x DESC)", "approx_percentile_cont(0.8, 20) WITHIN GROUP (ORDER BY i)",
+    "approx_percentile_cont(0.3) WITHIN GROUP (ORDER BY x DESC)",
+    "approx_percentile_cont(0.8, 20) WITHIN GROUP (ORDER BY i)",
     "approx_median(x)", "approx_median(i)", "approx_median(n)",
-    "approx_percentile_cont_with_weight(i, w, 0.4)", "approx_percentile_cont_with_weight(w, 0.6) WITHIN GROUP (ORDER BY i)",
+    "approx_percentile_cont_with_weight(i, w, 0.4)",
+    "approx_percentile_cont_with_weight(w, 0.6) WITHIN GROUP (ORDER BY i)",
 ]
 
 
@@ -131,7 +137,8 @@ def _digest_table(n: int, seed: int = 3) -> pa.Table:
 def _datafusion_single_partition(t: pa.Table, sql: str) -> list[tuple]:
     """DataFusion on one partition in batches of 8192 rows, its default: the run sparkagg reproduces."""
     ctx = datafusion.SessionContext(datafusion.SessionConfig().with_target_partitions(1))
-    ctx.register_record_batches("t", [t.to_batches(max_chunksize=8192) or [pa.RecordBatch.from_pylist([], schema=t.schema)]])
+    ctx.register_record_batches("t", [t.to_batches(max_chunksize=8192)
+                                      or [pa.RecordBatch.from_pylist([], schema=t.schema)]])
     return [tuple(r.values()) for r in ctx.sql(sql).to_arrow_table().to_pylist()]
 
 

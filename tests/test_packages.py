@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import sqlcases
+
+pytestmark = pytest.mark.spark  # runs Spark in a subprocess
 
 ROOT = Path(__file__).resolve().parent.parent
 COORDINATES = "io.github.sparkagg:sparkagg_2.13:0.1.0"

@@ -17,13 +17,14 @@ import sparkagg.functions as SF
 CLI = [sys.executable, "-m", "sparkagg.cli"]
 
 
+@pytest.mark.spark
 def test_jar_path_points_at_the_built_jar():
     assert Path(sparkagg.jar_path()).is_file() and sparkagg.jar_path().endswith("sparkagg.jar")
 
 
 def test_column_function_examples_run(spark):
-    functions = [n for n in SF.__all__ if n != "use_prefix"]
-    assert all(">>>" in getattr(SF, n).__doc__ for n in functions), "every Column function has an example"
+    functions = SF.__all__
+    assert all(">>>" in getattr(SF, n).__doc__ for n in functions), "every function has an example"
     result = doctest.testmod(SF, extraglobs={"spark": spark}, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > len(functions) and result.failed == 0
 
@@ -38,10 +39,29 @@ def test_column_functions_grouped(spark):
 def test_register_on_a_running_session_with_another_prefix(spark):
     other = spark.newSession()
     sparkagg.register(other, prefix="p_")
-    try:
-        assert other.sql("SELECT p_sum(x), p_count() FROM VALUES (1), (2) AS t(x)").first() == (3, 2)
-    finally:
-        SF.use_prefix("df_")
+    assert other.sql("SELECT p_sum(x), p_count() FROM VALUES (1), (2) AS t(x)").first() == (3, 2)
+
+
+def test_each_session_s_columns_use_its_own_prefix(spark):
+    """Two sessions of one process registered under different prefixes: a Column function called while
+    a session is active (classic PySpark makes a session active when it creates a DataFrame) names that
+    session's function, and a bound namespace names its own, whichever session is active."""
+    other = spark.newSession()
+    sparkagg.register(other, prefix="q_")
+    rows = [(1,), (2,)]
+
+    def column_names(session, columns):
+        df = session.createDataFrame(rows, "x int")  # session is now the active one
+        return df.select(*columns()).columns
+
+    assert column_names(other, lambda: [SF.sum("x"), SF.nth_value("x", 1, order_by="x")]) == [
+        "q_sum(x)", "q_nth_value(x, 1, x)"]  # Spark names a WITHIN GROUP call by its arguments
+    assert column_names(spark, lambda: [SF.sum("x")]) == ["df_sum(x)"]
+    assert column_names(other, lambda: [SF.for_session(spark).sum("x"), SF.with_prefix("q_").count()]) == [
+        "df_sum(x)", "q_count()"]
+    df = spark.createDataFrame(rows, "x int")
+    with pytest.raises(AnalysisException, match="q_sum"):
+        df.select(SF.for_session(other).sum("x")).schema  # q_sum is registered in the other session only
 
 
 def test_register_class_from_python_by_class_name(spark):
@@ -62,6 +82,7 @@ def _cli(*args, timeout=300):
     return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
+@pytest.mark.spark
 def test_cli_sql_csv_and_exit_codes():
     ok = _cli("sql", "--master", "local[1]", "--format", "csv",
               "SELECT k, df_avg(x) AS a FROM VALUES (1, 2), (1, 4), (2, NULL) AS t(k, x) GROUP BY k ORDER BY k")
@@ -72,6 +93,7 @@ def test_cli_sql_csv_and_exit_codes():
     assert _cli("sql").returncode == 2
 
 
+@pytest.mark.spark
 def test_cli_demo_matches_the_reference_model():
     run = _cli("demo", "--master", "local[2]", timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

@@ -31,7 +31,7 @@ def readme_table() -> dict[str, dict]:
     """The function table's rows by the first name in their function cell (df_avg), each with its
     cells by column and every name it gives (df_avg, df_mean)."""
     section = _section(README.read_text(), "## Functions\n")
-    lines = [l for l in section.splitlines() if l.startswith("|")]
+    lines = [line for line in section.splitlines() if line.startswith("|")]
     assert lines and _cells(lines[0]) == COLUMNS, f"README function table header: {lines[:1]}"
     rows = {}
     for line in lines[2:]:

@@ -25,6 +25,7 @@ def test_case(spark, path, case):
     assert [sqlcases.render_row(r) for r in spark.sql(case.query).collect()] == case.expected
 
 
+@pytest.mark.spark
 def test_spark_submit_with_jars_and_extension(tmp_path):
     import pyspark
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"

@@ -7,7 +7,10 @@ import subprocess
 import sys
 import zipfile
 
+import pytest
 from readme_make import ROOT, run_documented
+
+pytestmark = pytest.mark.spark  # runs Spark in a subprocess
 
 WHEEL = ROOT / "dist" / "sparkagg-0.1.0-py3-none-any.whl"
 

@@ -54,10 +54,7 @@ def session(master: str = "local[*]", prefix: str = DEFAULT_PREFIX, app_name: st
                .config("spark.ui.showConsoleProgress", "true"))
     for key, value in conf.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    from . import functions
-    functions.use_prefix(prefix)
-    return spark
+    return builder.getOrCreate()
 
 
 def _jvm_of(spark):
@@ -71,15 +68,15 @@ def _jvm_of(spark):
 
 def register(spark, prefix: str | None = None) -> None:
     """Register sparkagg's functions on a running classic session whose classpath has the JAR
-    (``spark.jars`` / ``--jars``). ``df_count(*)`` needs the extension; here write ``df_count()``."""
+    (``spark.jars`` / ``--jars``). ``df_count(*)`` needs the extension; here write ``df_count()``.
+    The session's ``spark.sparkagg.prefix`` becomes ``prefix``, which its Column functions then use."""
     jvm = _jvm_of(spark)
     prefix = spark.conf.get(PREFIX_CONF, DEFAULT_PREFIX) if prefix is None else prefix
     try:
         jvm.sparkagg.SparkAgg.register(spark._jsparkSession, prefix)
     except TypeError as e:  # py4j: the class is not on the JVM's classpath
         raise RuntimeError(f"sparkagg: the JAR is not on this session's classpath ({jar_path()})") from e
-    from . import functions
-    functions.use_prefix(prefix)
+    spark.conf.set(PREFIX_CONF, prefix)
 
 
 def register_class(spark, name: str, class_name: str) -> None:

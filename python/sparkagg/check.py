@@ -31,9 +31,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from .reference import drivers, functions
-
-PREFIX_CONF = "spark.sparkagg.prefix"
+from . import DEFAULT_PREFIX, PREFIX_CONF
+from .reference import drivers, registry
 
 
 class UnsupportedQuery(ValueError):
@@ -249,7 +248,8 @@ def _item(text: str, prefix: str) -> Item:
         return Item(text, alias, None)
     open_at = call.end() - 1
     depths = _depths(masked)
-    close_at = next((i for i in range(open_at + 1, len(text)) if masked[i] == ")" and depths[i] == depths[open_at]), None)
+    close_at = next((i for i in range(open_at + 1, len(text))
+                     if masked[i] == ")" and depths[i] == depths[open_at]), None)
     if close_at is None:
         raise UnsupportedQuery(f"unbalanced call in {text}")
     rest = text[close_at + 1:].strip()
@@ -271,7 +271,7 @@ def _item(text: str, prefix: str) -> Item:
     if re.search(r"_(state|merge|merge_state|finalize)$", name):
         raise UnsupportedQuery(f"{full}: the state-as-data forms are not in scope")
     try:
-        functions.get(name)
+        registry.get(name)
     except KeyError:
         raise UnsupportedQuery(f"{full}: no reference model of {name!r}") from None
     return Item(text, alias, Aggregate(name, args, distinct, filter_expr))
@@ -295,7 +295,7 @@ def _columns(table: pa.Table) -> list[pa.Array]:
 def _with_parameters(name: str, args: list[pa.Array]):
     """The model of ``name`` with its literal parameters bound: string_agg's delimiter, which Spark's
     projection hands over as a constant column."""
-    function = functions.get(name)
+    function = registry.get(name)
     if name == "string_agg" and len(args) == 2:
         delimiters = set(args[1].to_pylist())
         if len(delimiters) > 1:
@@ -468,8 +468,8 @@ def check(spark, sql: str, rel_tol: float = 1e-9, abs_tol: float = 0.0, seed: in
     ``seed`` and ``partitions`` choose the model's plan (see ``aggregate_groups``); ``models``
     ({function: other}) deliberately computes a function with another's model, to see check fail."""
     for other in (models or {}).values():
-        functions.get(other)
-    prefix = spark.conf.get(PREFIX_CONF, "df_")
+        registry.get(other)
+    prefix = spark.conf.get(PREFIX_CONF, DEFAULT_PREFIX)
     query = parse(sql, prefix)
     ansi = str(spark.conf.get("spark.sql.ansi.enabled", "true")).lower() == "true"
     spark_error = model_error = None

@@ -28,6 +28,7 @@ import logging
 import sys
 
 import sparkagg
+
 from .progress import JobProgress
 
 
@@ -41,7 +42,7 @@ def _statements(text: str) -> list[str]:
             current = []
     parts.append("\n".join(current))
     return [p.strip() for p in parts if p.strip() and not all(
-        l.strip().startswith("--") or not l.strip() for l in p.splitlines())]
+        line.strip().startswith("--") or not line.strip() for line in p.splitlines())]
 
 
 def _render(df, fmt: str) -> str:
@@ -65,10 +66,8 @@ def _render(df, fmt: str) -> str:
 def _session(args):
     if getattr(args, "remote", None):  # Spark Connect: the server has the JAR and the extension
         from pyspark.sql import SparkSession
-        from . import functions
-        spark = SparkSession.builder.remote(args.remote).getOrCreate()
-        functions.use_prefix(args.prefix)
-        return spark
+
+        return SparkSession.builder.remote(args.remote).getOrCreate()
     # The CLI shows its own progress (sparkagg.progress), not Spark's console bar.
     return sparkagg.session(master=args.master, prefix=args.prefix,
                             **{"spark.ui.showConsoleProgress": "false", "spark.log.level": "WARN"})
@@ -85,7 +84,7 @@ def _quiet_error_log() -> None:
 
 def _message(e: BaseException) -> str:
     """Spark's message for an error: its first line (the error class and text), not a traceback."""
-    lines = [l for l in str(e).strip().splitlines() if l.strip()]
+    lines = [line for line in str(e).strip().splitlines() if line.strip()]
     return lines[0] if lines else type(e).__name__
 
 
@@ -182,7 +181,7 @@ def cmd_check(args) -> int:
             print(f"sparkagg check: --model-of needs FUNCTION=OTHER, got {pair!r}", file=sys.stderr)
             return 2
         models[name.strip().lower()] = other.strip().lower()
-    unknown = [f for pair in models.items() for f in pair if f not in checking.functions.REGISTRY]
+    unknown = [f for pair in models.items() for f in pair if f not in checking.registry.REGISTRY]
     if unknown:
         print(f"sparkagg check: no reference model of {', '.join(unknown)}", file=sys.stderr)
         return 2
@@ -201,8 +200,9 @@ def cmd_check(args) -> int:
 
     failed = checked = skipped = 0
     for stmt in statements:
-        code = [l for l in stmt.splitlines() if not l.strip().startswith("--")]
-        cases = [l.strip()[len("-- case:"):].strip() for l in stmt.splitlines() if l.strip().startswith("-- case:")]
+        code = [line for line in stmt.splitlines() if not line.strip().startswith("--")]
+        cases = [line.strip()[len("-- case:"):].strip() for line in stmt.splitlines()
+                 if line.strip().startswith("-- case:")]
         label = (f"[{cases[-1]}] " if cases else "") + " ".join(" ".join(code).split())
         try:
             diffs = checking.check(spark, stmt, rel_tol=args.rel_tol, models=models)

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import sparkagg
+
 from .reference import drivers
 
 ROWS = 20_000

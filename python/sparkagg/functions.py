@@ -2,17 +2,26 @@
 
 Each calls the SQL function by name (``pyspark.sql.functions.call_function``), so they work on classic
 and Spark Connect sessions alike, once the functions are registered (:func:`sparkagg.session`, the
-``spark.sql.extensions`` setting, or :func:`sparkagg.register`). The prefix follows the last
-``session``/``register`` call (default ``df_``).
+``spark.sql.extensions`` setting, or :func:`sparkagg.register`). The name's prefix is read when the
+Column is made, from the ``spark.sparkagg.prefix`` setting of the active session (``df_`` when it has
+none), so sessions registered under different prefixes each get their own. :func:`with_prefix` and
+:func:`for_session` give the same functions bound to one prefix, whichever session is active.
 
 The examples run as doctests against a local session where ``spark`` has sparkagg registered.
 """
 from __future__ import annotations
 
-from pyspark.sql import Column
+import contextvars
+import functools
+from types import SimpleNamespace
+
+from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
-_prefix = "df_"
+from . import DEFAULT_PREFIX, PREFIX_CONF
+
+# The prefix a bound namespace (with_prefix) imposes while one of its functions builds its Column.
+_bound_prefix: contextvars.ContextVar[str | None] = contextvars.ContextVar("sparkagg_bound_prefix", default=None)
 
 __all__ = [
     "count", "sum", "avg", "mean", "min", "max",
@@ -23,18 +32,54 @@ __all__ = [
     "array_agg", "string_agg", "first_value", "last_value", "nth_value",
     "median", "approx_distinct", "percentile_cont",
     "approx_percentile_cont", "approx_percentile_cont_with_weight", "approx_median",
-    "use_prefix",
+    "with_prefix", "for_session",
 ]
 
 
-def use_prefix(prefix: str) -> None:
-    """Call the SQL functions under ``prefix`` from now on (as registered)."""
-    global _prefix
-    _prefix = prefix
+def _sql_name(name: str) -> str:
+    """``name`` under the bound prefix, else under the active session's ``spark.sparkagg.prefix``."""
+    prefix = _bound_prefix.get()
+    if prefix is None:
+        spark = SparkSession.getActiveSession()
+        prefix = DEFAULT_PREFIX if spark is None else spark.conf.get(PREFIX_CONF, DEFAULT_PREFIX)
+    return prefix + name
 
 
 def _call(name: str, *cols) -> Column:
-    return F.call_function(_prefix + name, *[F.col(c) if isinstance(c, str) else c for c in cols])
+    return F.call_function(_sql_name(name), *[F.col(c) if isinstance(c, str) else c for c in cols])
+
+
+def with_prefix(prefix: str) -> SimpleNamespace:
+    """The Column functions calling the SQL functions registered under ``prefix``, whichever session is
+    active (``with_prefix("")`` for a session that replaced Spark's built-ins).
+
+    >>> df_ = with_prefix("df_")
+    >>> spark.createDataFrame([(1,), (2,)], "x int").select(df_.sum("x").alias("s")).first()
+    Row(s=3)
+    """
+    def bind(function):
+        @functools.wraps(function)
+        def bound(*args, **kwargs):
+            token = _bound_prefix.set(prefix)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                _bound_prefix.reset(token)
+        return bound
+
+    namespace = globals()
+    return SimpleNamespace(prefix=prefix, **{n: bind(namespace[n]) for n in __all__
+                                             if n not in ("with_prefix", "for_session")})
+
+
+def for_session(spark) -> SimpleNamespace:
+    """The Column functions bound to the prefix ``spark`` registered them under (its
+    ``spark.sparkagg.prefix``), for columns made while another session is active.
+
+    >>> for_session(spark).prefix
+    'df_'
+    """
+    return with_prefix(spark.conf.get(PREFIX_CONF, DEFAULT_PREFIX))
 
 
 def count(*cols) -> Column:
@@ -328,7 +373,7 @@ def _ordered(name: str, args: list, order_by: str | None, literals: list | None 
     if order_by is None:
         return _call(name, *args, *[F.lit(v.text if isinstance(v, _Literal) else v) for v in literals])
     call = ", ".join(_sql_text(a) for a in [*args, *literals])
-    return F.expr(f"{_prefix}{name}({call}) WITHIN GROUP (ORDER BY {order_by})")
+    return F.expr(f"{_sql_name(name)}({call}) WITHIN GROUP (ORDER BY {order_by})")
 
 
 def array_agg(col, order_by: str | None = None) -> Column:
@@ -426,7 +471,8 @@ def approx_percentile_cont(col, p: float, max_size: int | None = None, descendin
     SQL's ``approx_percentile_cont(p) WITHIN GROUP (ORDER BY col DESC)``.
 
     >>> df = spark.createDataFrame([(float(v),) for v in range(1, 5)], "x double")
-    >>> df.select(approx_percentile_cont("x", 0.5).alias("m"), approx_percentile_cont("x", 0.75, 50, True).alias("d")).first()
+    >>> df.select(approx_percentile_cont("x", 0.5).alias("m"),
+    ...           approx_percentile_cont("x", 0.75, 50, True).alias("d")).first()
     Row(m=2.5, d=1.5)
     """
     size = [F.lit(int(max_size))] if max_size is not None else []

@@ -43,8 +43,8 @@ grouped_ok = len(grouped) == 1000 and all(
 
 spark.range(0, 200_000, numPartitions=8).selectExpr("id % 5 AS p", "id AS t", "CAST(id % 101 AS DOUBLE) AS x") \
     .createOrReplaceTempView("series")
-windowed = spark.sql("SELECT df_avg(x) OVER (PARTITION BY p ORDER BY t ROWS BETWEEN 50 PRECEDING AND CURRENT ROW) AS a, "
-                     "avg(x) OVER (PARTITION BY p ORDER BY t ROWS BETWEEN 50 PRECEDING AND CURRENT ROW) AS b "
+windowed = spark.sql("SELECT df_avg(x) OVER (PARTITION BY p ORDER BY t ROWS BETWEEN 50 PRECEDING AND CURRENT ROW) "
+                     "AS a, avg(x) OVER (PARTITION BY p ORDER BY t ROWS BETWEEN 50 PRECEDING AND CURRENT ROW) AS b "
                      "FROM series").collect()
 windowed_ok = len(windowed) == 200_000 and all(abs(r.a - r.b) <= 1e-9 * max(1.0, abs(r.b)) for r in windowed)
 print(json.dumps({"killed": killed, "grouped_rows": len(grouped), "grouped_ok": grouped_ok,

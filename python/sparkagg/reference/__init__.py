@@ -1,20 +1,27 @@
-"""Pure-Python reference model of sparkagg's aggregate functions (pyarrow only).
+"""Pure-Python reference model of sparkagg's aggregate functions (pyarrow only, no Spark).
 
 It restates DataFusion's ``Accumulator`` model (update_batch, state, merge_batch, evaluate,
 retract_batch) function by function, so the JVM implementation and the DataFusion oracle can both be
-checked against something small enough to read. ``functions`` has count, sum, avg, min, max and the
-registry; ``bitwise`` bit_and/or/xor and bool_and/or; ``moments`` variance, stddev, covar, corr and
-regr_* on one shared Welford state; ``listagg`` array_agg, string_agg (its delimiter literal bound
-with ``get("string_agg").bind(delimiter=",")``) and median; ``ordered`` first_value, last_value,
-nth_value and the ORDER BY of an aggregate (``bind(ordering=[(descending, nulls_first), ...])``, keys
-as trailing columns); ``percentile`` percentile_cont; ``tdigest`` approx_percentile_cont,
-approx_median and approx_percentile_cont_with_weight; ``approx_distinct`` its HyperLogLog. Importing
-the package registers all.
+checked against something small enough to read.
 
-``groups`` restates ``GroupsAccumulator`` (all groups of a hash aggregation in one object), ``EmitTo``
-and ``NullState``; ``native_groups`` has native GroupsAccumulators, and every function has
-``groups(arg_types, ansi)`` (native, or its Accumulator through ``GroupsAccumulatorAdapter``).
-``check`` runs a query on Spark and compares its rows with the model's (``sparkagg.check``).
+The modules mirror the JVM's jvm/src/main/scala/sparkagg/functions/: each function family has its twin
+of the same name (``count``, ``sum``, ``average``, ``min_max``, ``bitwise``, ``boolean``, ``variance``,
+``covariance``, ``correlation``, ``regr``, ``array_agg``, ``string_agg``, ``first_last``,
+``nth_value``, ``median``, ``percentile``, ``approx_percentile``, ``approx_distinct``), holding its
+accumulators and the ``AggregateFunction``s it defines, and ``registry`` lists every function in one
+place, as Functions.scala does. Literal arguments are bound to a function (string_agg's delimiter:
+``get("string_agg").bind(delimiter=",")``; the ORDER BY of an aggregate:
+``bind(ordering=[(descending, nulls_first), ...])``, keys as trailing columns).
+
+Shared machinery, each named for what it is: ``accumulator`` (the Accumulator contract), ``function``
+(``AggregateFunction``), ``argtypes`` (argument type rules), ``sums`` (the running sums of sum and
+avg), ``comoments`` (the Welford co-moment state of the variance, covariance, correlation and regr
+families), ``ordering`` (the total order on floats and the ORDER BY keys), ``tdigest`` (the sketch of
+approx_percentile), ``groups`` (``GroupsAccumulator``, ``EmitTo``, ``NullState`` and the adapter that
+runs any Accumulator per group; every function has ``groups(arg_types, ansi)``, native or adapted) and
+``drivers`` (``aggregate``, ``aggregate_groups`` and ``sliding`` run accumulators as a query engine
+does). Running a query on Spark and comparing with the model is ``sparkagg.check``, outside this
+package, which imports no Spark.
 
 >>> import pyarrow as pa
 >>> from sparkagg import reference
@@ -31,93 +38,78 @@ and ``NullState``; ``native_groups`` has native GroupsAccumulators, and every fu
 from __future__ import annotations
 
 from .accumulator import Accumulator
-from .approx_distinct import ApproxDistinctAccumulator  # noqa: F401  (registers approx_distinct)
-from .percentile import PercentileContAccumulator  # noqa: F401  (registers percentile_cont)
-from .tdigest import (  # noqa: F401  (registers approx_percentile_cont, approx_median, ..._with_weight)
+from .approx_distinct import ApproxDistinctAccumulator
+from .approx_percentile import (
     ApproxMedianAccumulator,
     ApproxPercentileContAccumulator,
     ApproxPercentileContWithWeightAccumulator,
-    TDigest,
 )
-from .bitwise import BitwiseAccumulator
+from .array_agg import ArrayAggAccumulator
+from .average import AvgAccumulator, AvgGroupsAccumulator
+from .bitwise import BitwiseAccumulator, BitwiseGroupsAccumulator
+from .boolean import BooleanAccumulator, BooleanGroupsAccumulator
+from .comoments import CoMoments
+from .correlation import CorrelationAccumulator
+from .count import CountAccumulator, CountGroupsAccumulator
+from .covariance import CovarianceAccumulator
 from .drivers import aggregate, aggregate_groups, sliding
-from .functions import (
-    AggregateFunction,
-    AvgAccumulator,
-    CountAccumulator,
-    MinMaxAccumulator,
-    SlidingMinMaxAccumulator,
-    SumAccumulator,
-    get,
-    names,
-)
-from .groups import (
-    EmitTo,
-    GroupsAccumulator,
-    GroupsAccumulatorAdapter,
-    NativeGroupsAccumulator,
-    NullState,
-)
-from .listagg import ArrayAggAccumulator, MedianAccumulator, StringAggAccumulator
-from .ordered import FirstLastValueAccumulator, NthValueAccumulator, Ordering
-from .moments import (
-    CoMoments,
-    CorrelationAccumulator,
-    CovarianceAccumulator,
-    RegrAccumulator,
-    VarianceAccumulator,
-)
-from .native_groups import (
-    AvgGroupsAccumulator,
-    BitwiseGroupsAccumulator,
-    CountGroupsAccumulator,
-    MinMaxGroupsAccumulator,
-    SumGroupsAccumulator,
-    VarianceGroupsAccumulator,
-)
+from .first_last import FirstLastValueAccumulator
+from .function import AggregateFunction
+from .groups import EmitTo, GroupsAccumulator, GroupsAccumulatorAdapter, NativeGroupsAccumulator, NullState
+from .median import MedianAccumulator
+from .min_max import MinMaxAccumulator, MinMaxGroupsAccumulator, SlidingMinMaxAccumulator
+from .nth_value import NthValueAccumulator
+from .ordering import Ordering
+from .percentile import PercentileContAccumulator
+from .registry import get, names
+from .regr import RegrAccumulator
+from .string_agg import StringAggAccumulator
+from .sum import SumAccumulator, SumGroupsAccumulator
+from .tdigest import TDigest
+from .variance import VarianceAccumulator, VarianceGroupsAccumulator
 
 __all__ = [
     "Accumulator",
     "AggregateFunction",
+    "ApproxDistinctAccumulator",
+    "ApproxMedianAccumulator",
+    "ApproxPercentileContAccumulator",
+    "ApproxPercentileContWithWeightAccumulator",
     "ArrayAggAccumulator",
+    "AvgAccumulator",
     "AvgGroupsAccumulator",
+    "BitwiseAccumulator",
     "BitwiseGroupsAccumulator",
+    "BooleanAccumulator",
+    "BooleanGroupsAccumulator",
+    "CoMoments",
+    "CorrelationAccumulator",
+    "CountAccumulator",
     "CountGroupsAccumulator",
+    "CovarianceAccumulator",
     "EmitTo",
     "FirstLastValueAccumulator",
     "GroupsAccumulator",
     "GroupsAccumulatorAdapter",
+    "MedianAccumulator",
+    "MinMaxAccumulator",
     "MinMaxGroupsAccumulator",
     "NativeGroupsAccumulator",
     "NthValueAccumulator",
-    "Ordering",
     "NullState",
-    "SumGroupsAccumulator",
-    "VarianceGroupsAccumulator",
-    "AvgAccumulator",
-    "BitwiseAccumulator",
-    "CoMoments",
-    "CorrelationAccumulator",
-    "CovarianceAccumulator",
-    "CountAccumulator",
-    "MedianAccumulator",
-    "MinMaxAccumulator",
+    "Ordering",
+    "PercentileContAccumulator",
     "RegrAccumulator",
     "SlidingMinMaxAccumulator",
     "StringAggAccumulator",
     "SumAccumulator",
+    "SumGroupsAccumulator",
+    "TDigest",
     "VarianceAccumulator",
+    "VarianceGroupsAccumulator",
     "aggregate",
     "aggregate_groups",
-    "check",
     "get",
     "names",
     "sliding",
 ]
-
-
-def check(spark, sql: str, rel_tol: float = 1e-9, **options):
-    """Run ``sql`` on Spark and with the model; the list of differences (see ``sparkagg.check``)."""
-    from ..check import check as run
-
-    return run(spark, sql, rel_tol=rel_tol, **options)

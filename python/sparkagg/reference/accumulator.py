@@ -1,4 +1,4 @@
-"""The ``Accumulator`` contract of DataFusion (seed 000), restated over pyarrow arrays.
+"""The ``Accumulator`` contract of DataFusion, restated over pyarrow arrays.
 
 An accumulator holds the state of one aggregate function for one group. Its life in a query:
 
@@ -78,3 +78,12 @@ def non_null(values: Sequence[pa.Array]) -> Iterator[Any]:
     """The non-NULL values of a single-argument batch: aggregates skip NULL inputs."""
     (column,) = columns_to_pylists(values, 1)
     return (v for v in column if v is not None)
+
+
+def _payload_bytes(value: Any) -> int:
+    """Variable-length bytes a value holds beyond its fixed slot (strings as UTF-8)."""
+    if isinstance(value, str):
+        return len(value.encode("utf-8"))
+    if isinstance(value, bytes):
+        return len(value)
+    return 0

@@ -1,4 +1,4 @@
-"""Reference accumulator of approx_distinct: a HyperLogLog sketch with p = 14 (shared/spec/functions.md).
+"""Reference accumulator of approx_distinct: a HyperLogLog sketch with p = 14.
 
 * ``approx_distinct(x)``: an estimate of the number of distinct non-NULL values of ``x``. Accepted: the
   integers (int8..int64, uint8..uint64), date, time, timestamp, string (Utf8, LargeUtf8, Utf8View) and
@@ -29,10 +29,10 @@ digest, read little-endian, over the value's canonical bytes. Integers and the t
 as the 8-byte little-endian two's complement of their integer (temporal types: their Arrow storage,
 days, or units since midnight or the epoch, so the time zone and unit of the type do not matter once the
 storage is fixed), strings as UTF-8 and binary as its bytes. So the model agrees with DataFusion within
-the sketch's error, not exactly (the spec's bar: within 2% of DataFusion's estimate).
+the sketch's error, not exactly (tests/test_oracle.py holds sparkagg within 2% of DataFusion's estimate).
 
-Deviation from DataFusion 50: it raises NotImplemented for date, time and timestamp arguments; the spec
-accepts them, and so does the model.
+Deviation from DataFusion 50: it raises NotImplemented for date, time and timestamp arguments; sparkagg
+accepts them (README.md, "Deviations from DataFusion 50"), and so does the model.
 """
 from __future__ import annotations
 
@@ -44,7 +44,8 @@ from typing import Any
 import pyarrow as pa
 
 from .accumulator import SLOT_BYTES, Accumulator, columns_to_pylists
-from .functions import INT64_MAX, AggregateFunction, DataTypes, StateFields, _one_argument, register
+from .argtypes import INT64_MAX, DataTypes, StateFields, _one_argument
+from .function import AggregateFunction
 
 P = 14
 NUM_REGISTERS = 1 << P  # m = 16384
@@ -217,4 +218,4 @@ class ApproxDistinctAccumulator(Accumulator):
         return SLOT_BYTES + NUM_REGISTERS
 
 
-register({"approx_distinct": AggregateFunction("approx_distinct", ApproxDistinctAccumulator)})
+APPROX_DISTINCT = AggregateFunction("approx_distinct", ApproxDistinctAccumulator)

@@ -1,9 +1,11 @@
 """Drivers that run reference accumulators the way a query engine does.
 
-``aggregate`` is the multi-phase, repartitioned grouping of seed 000 over Accumulators;
-``aggregate_groups`` the same plan over GroupsAccumulators (seed 001), with early ``EmitTo.First``
-emits and ``convert_to_state``; ``sliding`` evaluates bounded window frames. Both randomise nothing but what an engine is free to choose (partitioning, batch
-boundaries, merge order), so a function whose result changes under them is wrong.
+``aggregate`` runs Accumulators as a multi-phase, repartitioned grouping does (Partial accumulators
+per input partition, their states shuffled to Final ones by key and merged); ``aggregate_groups`` the
+same plan over GroupsAccumulators, with early ``EmitTo.First`` emits and ``convert_to_state``;
+``sliding`` evaluates bounded window frames. They randomise nothing but what an engine is free to
+choose (partitioning, batch boundaries, merge order), so a function whose result changes under them is
+wrong.
 """
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ from typing import Any
 import pyarrow as pa
 
 from .accumulator import Accumulator
-from .functions import AggregateFunction, get
+from .function import AggregateFunction
 from .groups import EmitTo, GroupsAccumulator
+from .registry import get
 
 # Batches here are tiny and sometimes empty so that small inputs still cross many boundaries.
 MAX_BATCH_ROWS = 7
@@ -206,7 +209,7 @@ def sliding(
 ) -> list[Any]:
     """``name(columns...) OVER (ROWS BETWEEN preceding PRECEDING AND following FOLLOWING)`` per row.
 
-    With retract, one sliding accumulator follows the frames as seed 000 describes: the rows leaving
+    With retract, one sliding accumulator follows the frames as DataFusion's window operator does: the rows leaving
     are retracted, then the rows entering are added, then the frame is evaluated. Without it, every
     frame is recomputed from scratch, which is always right, only slower.
     """

@@ -1,4 +1,4 @@
-"""DataFusion's ``GroupsAccumulator`` contract (seed 001) and ``NullState`` (seed 003), over pyarrow.
+"""DataFusion's ``GroupsAccumulator`` contract and its ``NullState`` helper, over pyarrow.
 
 A ``GroupsAccumulator`` keeps the state of one aggregate function for *all* groups of a hash
 aggregation at once, indexed by the dense group index the hash table assigns (0, 1, 2, ... in order
@@ -19,7 +19,8 @@ of first appearance). Its life in a query:
 ``0..n-1`` and keeps the rest, whose indices *shift down by n*: the group that was ``n`` is ``0`` in
 every later call. ``GroupsAccumulatorAdapter`` runs any single-group ``Accumulator`` this way (one per
 group), which is what DataFusion does for functions without a native implementation; the native ones
-(``native_groups``) keep one Python list per state field instead.
+(in the family modules: ``count``, ``sum``, ``average``, ``min_max``, ``bitwise``, ``boolean``,
+``variance``) keep one Python list per state field instead.
 """
 from __future__ import annotations
 
@@ -167,7 +168,7 @@ class GroupsAccumulator(abc.ABC):
 # --- NullState ----------------------------------------------------------------------------------
 
 class NullState:
-    """Which groups have seen a value (seed 003): the validity of a native accumulator's output.
+    """Which groups have seen a value: the validity of a native accumulator's output.
 
     ``accumulate`` calls ``value_fn(group, value)`` for every non-NULL, not filtered-out value and
     marks its group as seen; ``build(emit_to)`` returns the emitted groups' validity (True: seen, so
@@ -335,3 +336,42 @@ class NativeGroupsAccumulator(GroupsAccumulator):
 
     def size(self) -> int:
         return SLOT_BYTES * self._groups * max(1, len(self.LISTS))
+
+
+class _OneValueGroups(NativeGroupsAccumulator):
+    """Accumulators whose state is one value of the input type per group, valid where ``NullState``
+    has seen a value: min, max, bool_and/or, bit_and/or/xor. Merging is updating."""
+
+    LISTS = ("values",)
+
+    def _setup(self, return_type: pa.DataType, state_fields) -> None:
+        self.return_type = return_type
+        self.state_fields = state_fields
+        self.values: list[Any] = []
+        self._nulls = NullState()
+
+    def _fold(self, g: int, v: Any) -> None:
+        raise NotImplementedError
+
+    def _accumulate(self, column: pa.Array, group_indices, opt_filter, total_num_groups) -> None:
+        self._resize(total_num_groups)
+        self._nulls.accumulate(group_indices, column, opt_filter, total_num_groups, self._fold)
+
+    def update_batch(self, values, group_indices, opt_filter, total_num_groups) -> None:
+        (column,) = values
+        self._accumulate(column, group_indices, opt_filter, total_num_groups)
+
+    def merge_batch(self, values, group_indices, opt_filter, total_num_groups) -> None:
+        self.update_batch(values, group_indices, opt_filter, total_num_groups)
+
+    def evaluate(self, emit_to=EmitTo.All) -> pa.Array:
+        self._nulls._resize(self._groups)
+        valid = self._nulls.build(emit_to)
+        values = self._take(emit_to)["values"]
+        return pa.array([v if ok else None for v, ok in zip(values, valid)], self.return_type)
+
+    def state(self, emit_to=EmitTo.All) -> list[pa.Array]:
+        return [self.evaluate(emit_to)]
+
+    def size(self) -> int:
+        return super().size() + self._nulls.size()

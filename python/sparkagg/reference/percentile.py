@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from .accumulator import Accumulator, columns_to_pylists
-from .functions import AggregateFunction, register
+from .function import AggregateFunction
 
 _UNBOUND = object()
 
@@ -76,4 +76,4 @@ class PercentileContAccumulator(Accumulator):
         return 64 + 8 * len(self._values)
 
 
-register({"percentile_cont": AggregateFunction("percentile_cont", PercentileContAccumulator)})
+PERCENTILE_CONT = AggregateFunction("percentile_cont", PercentileContAccumulator)

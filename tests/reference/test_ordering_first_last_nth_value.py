@@ -1,5 +1,6 @@
 """Tests of the reference model's ordered aggregates: first_value, last_value, nth_value
-(python/sparkagg/reference/ordered.py) and ordered array_agg / string_agg (listagg.py).
+(python/sparkagg/reference/first_last.py, nth_value.py, on ordering.py) and ordered array_agg /
+string_agg (array_agg.py, string_agg.py).
 
 Evidence: type rules and DataFusion 50's state layouts (the ``datafusion`` package's plan); the
 literal rules (ordering, ignore_nulls, n); hand-worked values, ties and merges; and agreement with
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 
 from sparkagg import reference
 from sparkagg.reference import aggregate, aggregate_groups
-from sparkagg.reference.ordered import Ordering
+from sparkagg.reference.ordering import Ordering
 
 I64 = pa.int64()
 PARTITIONS = (1, 3, 7)

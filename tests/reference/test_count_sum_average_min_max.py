@@ -1,4 +1,5 @@
-"""Tests of the pure-Python reference model (python/sparkagg/reference).
+"""Tests of the reference model's count, sum, avg, min and max (python/sparkagg/reference: count.py,
+sum.py, average.py, min_max.py, on sums.py) and of its drivers (drivers.py).
 
 Three kinds of evidence: hand-worked values; agreement with DataFusion 50 (the ``datafusion`` Python
 package, the project's oracle) through SQL over the same data, for the multi-phase driver at 1, 3 and
@@ -79,7 +80,7 @@ def _timestamps(*micros: int | None) -> list:
 # name -> (type, values). The float sets in GROUPED_MIN_MAX_DIVERGES have their grouped min/max
 # checked against ungrouped oracle queries, one per group: DataFusion 50's grouped path is arrival-order
 # dependent with NaN and -0.0, and gives f64::MAX for the min of a group holding only +inf (f64::MIN
-# for the max of only -inf), where its ungrouped path gives the total-order answer the spec asks for.
+# for the max of only -inf), where its ungrouped path gives the total-order answer sparkagg keeps.
 DATASETS: dict[str, tuple[pa.DataType, list]] = {
     "int64": (pa.int64(), [5, -3, None, 12, 7, 0, 2**40, -(2**40) + 3, 9, 1, 1, -8, 100, None, 42, 6, -1, 3, 2, 11]),
     "int32": (pa.int32(), [1, 2, None, -5, 2**31 - 1, 2**31 - 1]),
@@ -210,7 +211,7 @@ def test_global_aggregate_matches_datafusion(dataset: str, function: str, partit
 @pytest.mark.parametrize("dataset,function", CASES)
 def test_grouped_aggregate_matches_datafusion(dataset: str, function: str, partitions: int) -> None:
     if function in ("min", "max") and dataset in GROUPED_MIN_MAX_DIVERGES:
-        # DataFusion 50's grouped min/max is wrong on these (upstream bugs the spec says not to copy);
+        # DataFusion 50's grouped min/max is wrong on these (upstream bugs sparkagg does not copy);
         # its ungrouped path is right, so ask that one per group.
         expected = oracle_per_key(function, dataset) if DATASETS[dataset][1] else {}
     else:
@@ -303,7 +304,7 @@ def test_decimal_avg_overflow_raises_like_datafusion() -> None:
 
 def test_registry() -> None:
     assert {"avg", "count", "max", "mean", "min", "sum"} <= set(reference.names())
-    assert reference.names() == sorted(reference.names())  # the other families: test_reference_numeric.py
+    assert reference.names() == sorted(reference.names())  # the other families: their own test files
     with pytest.raises(KeyError, match="no reference model"):
         reference.get("no_such_function")
     assert repr(reference.get("sum")) == "AggregateFunction('sum')"
@@ -417,7 +418,7 @@ def test_min_max_orders() -> None:
 
 def test_grouped_min_max_nan_follows_the_total_order() -> None:
     """DataFusion 50 GROUP BY gives max 1.0 for (NaN, 1.0) and min NaN for (1.0, NaN): order
-    dependent, the upstream bug the spec says not to copy. The model: NaN is the greatest value."""
+    dependent, the upstream bug sparkagg does not copy. The model: NaN is the greatest value."""
     x = pa.array([NAN, 1.0, 1.0, NAN])
     keys = pa.array([1, 1, 2, 2])
     for partitions in PARTITIONS:

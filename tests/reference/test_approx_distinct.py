@@ -1,13 +1,13 @@
 """Tests of the reference model's approx_distinct (python/sparkagg/reference/approx_distinct.py).
 
-Evidence: the type rules and state field of the spec (and DataFusion's rejections); small inputs whose
-estimate must be (almost) exact; the sketch's merge (register-wise max) and the estimate's independence
-of partitioning, batch boundaries and merge order, asserted as exact equality; and agreement with
-DataFusion 50 (the ``datafusion`` package) within 2% of DataFusion's estimate for 1k, 50k and 300k
-distinct int64 and string values, with duplicates and NULLs, global and grouped, through the
+Evidence: the type rules and state field of sparkagg's approx_distinct (and DataFusion's rejections);
+small inputs whose estimate must be (almost) exact; the sketch's merge (register-wise max) and the
+estimate's independence of partitioning, batch boundaries and merge order, asserted as exact equality;
+and agreement with DataFusion 50 (the ``datafusion`` package) within 2% of DataFusion's estimate for 1k,
+50k and 300k distinct int64 and string values, with duplicates and NULLs, global and grouped, through the
 multi-phase driver at 1, 3 and 17 partitions. The model hashes with BLAKE2b, DataFusion with ahash, so
 the two sketches are independent: each estimate is off the truth by ~0.6-0.8% (one standard error), and
-their difference by about 1% (one standard error); 2% is the spec's bar.
+their difference by about 1% (one standard error); so the bar is 2%, as tests/test_oracle.py's for sparkagg.
 """
 from __future__ import annotations
 

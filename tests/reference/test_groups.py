@@ -1,4 +1,5 @@
-"""The reference model's GroupsAccumulators (python/sparkagg/reference/groups.py, native_groups.py).
+"""The reference model's GroupsAccumulators (python/sparkagg/reference/groups.py; the native ones in
+their family modules).
 
 Hand-worked values for each of NullState's four paths and for EmitTo.First's index shift; then
 properties over random data: every native GroupsAccumulator equals GroupsAccumulatorAdapter over the
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 
 from sparkagg import reference
 from sparkagg.reference import EmitTo, GroupsAccumulator, GroupsAccumulatorAdapter, NullState
-from sparkagg.reference.native_groups import NATIVE
+from sparkagg.reference.registry import NATIVE
 
 NAN, INF = math.nan, math.inf
 PROPERTY = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -160,8 +161,8 @@ def test_convert_to_state_is_each_row_as_its_group():
     assert counts.to_pylist() == [1, 0, 0] and sums.to_pylist() == [4.0, None, None]
     assert acc.supports_convert_to_state()
     adapter = reference.get("avg").adapter([pa.int64()])
-    assert [a.to_pylist() for a in adapter.convert_to_state([pa.array([4, None, 6])],
-                                                            pa.array([True, True, False]))] == [[1, 0, 0], [4.0, None, None]]
+    states = adapter.convert_to_state([pa.array([4, None, 6])], pa.array([True, True, False]))
+    assert [a.to_pylist() for a in states] == [[1, 0, 0], [4.0, None, None]]
 
 
 def test_every_function_has_groups():

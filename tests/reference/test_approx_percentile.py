@@ -1,5 +1,5 @@
-"""Tests of the reference model's t-digest family (python/sparkagg/reference/tdigest.py):
-approx_percentile_cont, approx_median and approx_percentile_cont_with_weight.
+"""Tests of the reference model's t-digest family (python/sparkagg/reference/approx_percentile.py on
+tdigest.py): approx_percentile_cont, approx_median and approx_percentile_cont_with_weight.
 
 Evidence: type rules and state fields against DataFusion 50's (the ``datafusion`` package) plan; the
 literal rules; hand-worked small digests; exact agreement with DataFusion on one partition, for several

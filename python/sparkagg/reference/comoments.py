@@ -1,4 +1,5 @@
-"""Reference accumulators of the moment statistics: variance, stddev, covariance, corr and regr_*.
+"""The co-moment algebra shared by variance, stddev, covariance, corr and regr_* (the JVM's
+functions/comoments.scala).
 
 All of them share one state, ``CoMoments``: Welford's running count, means and centred second
 moments of one or two columns (``m2`` = sum of squared deviations from the mean, ``c`` = sum of
@@ -43,7 +44,7 @@ from typing import Any
 import pyarrow as pa
 
 from .accumulator import SLOT_BYTES, Accumulator, columns_to_pylists
-from .functions import AggregateFunction, DataTypes, StateFields, _is_numeric, register
+from .argtypes import DataTypes, StateFields, _is_numeric
 
 # Keys of the moments a function's state exports, in ``CoMoments.get`` / ``CoMoments.merge``.
 COUNT, MEAN0, MEAN1, M2_0, M2_1, CO = "count", "mean0", "mean1", "m2_0", "m2_1", "c"
@@ -338,138 +339,3 @@ class MomentsAccumulator(Accumulator):
         """The row count, per column a count, mean, m2 and three special counters, and for two
         columns the co-moment's count, two means and c."""
         return SLOT_BYTES * (1 + 6 * self.ARITY + (4 if self.ARITY == 2 else 0))
-
-
-class VarianceAccumulator(MomentsAccumulator):
-    """var_samp (var, var_sample), var_pop (var_population), stddev (stddev_samp), stddev_pop.
-
-    m2 / (n - 1) for the sample forms, m2 / n for the population forms, the stddevs their square
-    roots. NULL for no rows; the sample forms are NULL for one row, the population forms 0.0 (NaN
-    when that row is NaN or infinite). State: [count, mean, m2]."""
-
-    STATE = (("count", COUNT), ("mean", MEAN0), ("m2", M2_0))
-
-    def evaluate(self) -> float | None:
-        n = self.m.rows
-        sample = self.kind in ("var_samp", "stddev")
-        if n == 0 or (sample and n == 1):
-            return None
-        variance = self.m.m2(0) / (n - 1 if sample else n)
-        return math.sqrt(variance) if self.kind.startswith("stddev") else variance
-
-
-class CovarianceAccumulator(MomentsAccumulator):
-    """covar_samp(y, x) (covar) = c / (n - 1), NULL for fewer than two rows; covar_pop(y, x) = c / n,
-    NULL for none. State: [count, mean1, mean2, algo_const] (algo_const is c)."""
-
-    ARITY = 2
-    STATE = (("count", COUNT), ("mean1", MEAN0), ("mean2", MEAN1), ("algo_const", CO))
-
-    def evaluate(self) -> float | None:
-        n = self.m.rows
-        divisor = n - 1 if self.kind == "covar_samp" else n
-        return None if divisor <= 0 else self.m.c() / divisor
-
-
-class CorrelationAccumulator(MomentsAccumulator):
-    """corr(y, x) = covar_pop / (stddev_pop(y) * stddev_pop(x)), as (c / n) / sqrt(m2_1 / n) / sqrt(m2_2 / n).
-
-    NULL for fewer than two rows; NULL when either column is constant (zero variance), even beside a
-    NaN in the other; otherwise NaN when a NaN or infinity is among the rows. State: [count, mean1,
-    m2_1, mean2, m2_2, algo_const]."""
-
-    ARITY = 2
-    STATE = (("count", COUNT), ("mean1", MEAN0), ("m2_1", M2_0), ("mean2", MEAN1), ("m2_2", M2_1),
-             ("algo_const", CO))
-
-    def evaluate(self) -> float | None:
-        n = self.m.rows
-        if n < 2:
-            return None
-        stddev_1, stddev_2 = math.sqrt(self.m.m2(0) / n), math.sqrt(self.m.m2(1) / n)  # NaN stays NaN
-        if stddev_1 == 0.0 or stddev_2 == 0.0:
-            return None
-        return self.m.c() / n / stddev_1 / stddev_2
-
-
-class RegrAccumulator(MomentsAccumulator):
-    """regr_*(y, x): the least-squares line y = slope * x + intercept over the rows with neither NULL.
-
-    With var_x = m2_x / n, var_y = m2_y / n and cov = c / n (as DataFusion divides):
-    regr_slope = cov / var_x and regr_intercept = mean_y - slope * mean_x, NULL for n <= 1 or
-    var_x == 0; regr_r2 = cov^2 / (var_x * var_y), NULL for n <= 1 or var_x == 0 or var_y == 0 (not
-    1.0 for a constant y, as PostgreSQL has it); regr_count = n (bigint, 0 for no rows, never NULL);
-    regr_avgx / regr_avgy = the means, regr_sxx / regr_syy = m2_x / m2_y, regr_sxy = c, all NULL for
-    n = 0 (one row: the value, 0.0, 0.0, 0.0). State: [count, mean_x, mean_y, m2_x, m2_y, algo_const]."""
-
-    ARITY = 2
-    STATE = (("count", COUNT), ("mean_x", MEAN1), ("mean_y", MEAN0), ("m2_x", M2_1), ("m2_y", M2_0),
-             ("algo_const", CO))
-
-    @classmethod
-    def return_type(cls, arg_types: DataTypes, *, kind: str) -> pa.DataType:
-        result = super().return_type(arg_types, kind=kind)
-        return pa.int64() if kind == "regr_count" else result
-
-    def evaluate(self) -> float | int | None:
-        m, n, kind = self.m, self.m.rows, self.kind
-        if kind == "regr_count":
-            return n
-        if n == 0:
-            return None
-        simple = {"regr_avgx": m.mean(1), "regr_avgy": m.mean(0), "regr_sxx": m.m2(1),
-                  "regr_syy": m.m2(0), "regr_sxy": m.c()}
-        if kind in simple:
-            return simple[kind]
-        cov, var_x, var_y = m.c() / n, m.m2(1) / n, m.m2(0) / n
-        if n <= 1 or var_x == 0.0 or (kind == "regr_r2" and var_y == 0.0):
-            return None
-        if kind == "regr_slope":
-            return cov / var_x
-        if kind == "regr_intercept":
-            return m.mean(0) - cov / var_x * m.mean(1)
-        return cov * cov / (var_x * var_y)  # regr_r2
-
-
-class SlidingVarianceAccumulator(VarianceAccumulator):
-    SLIDING = True
-
-
-class SlidingCovarianceAccumulator(CovarianceAccumulator):
-    SLIDING = True
-
-
-class SlidingCorrelationAccumulator(CorrelationAccumulator):
-    SLIDING = True
-
-
-class SlidingRegrAccumulator(RegrAccumulator):
-    SLIDING = True
-
-
-REGR_FUNCTIONS = ("regr_slope", "regr_intercept", "regr_count", "regr_r2", "regr_avgx", "regr_avgy",
-                  "regr_sxx", "regr_syy", "regr_sxy")
-
-
-def _functions() -> dict[str, AggregateFunction]:
-    def make(name: str, accumulator: type, sliding: type) -> AggregateFunction:
-        return AggregateFunction(name, accumulator, sliding, kind=name)
-
-    var_samp = make("var_samp", VarianceAccumulator, SlidingVarianceAccumulator)
-    var_pop = make("var_pop", VarianceAccumulator, SlidingVarianceAccumulator)
-    stddev = make("stddev", VarianceAccumulator, SlidingVarianceAccumulator)
-    covar_samp = make("covar_samp", CovarianceAccumulator, SlidingCovarianceAccumulator)
-    functions = {
-        "var_samp": var_samp, "var": var_samp, "var_sample": var_samp,
-        "var_pop": var_pop, "var_population": var_pop,
-        "stddev": stddev, "stddev_samp": stddev,
-        "stddev_pop": make("stddev_pop", VarianceAccumulator, SlidingVarianceAccumulator),
-        "covar_samp": covar_samp, "covar": covar_samp,
-        "covar_pop": make("covar_pop", CovarianceAccumulator, SlidingCovarianceAccumulator),
-        "corr": make("corr", CorrelationAccumulator, SlidingCorrelationAccumulator),
-    }
-    functions.update({name: make(name, RegrAccumulator, SlidingRegrAccumulator) for name in REGR_FUNCTIONS})
-    return functions
-
-
-register(_functions())

@@ -1,8 +1,8 @@
 """Tests of the reference model's bitwise, boolean and moment functions (python/sparkagg/reference:
-bitwise.py and moments.py): bit_and/or/xor, bool_and/or, var_samp/var_pop/stddev/stddev_pop,
-covar_samp/covar_pop, corr and regr_*.
+bitwise.py, boolean.py, and variance.py, covariance.py, correlation.py, regr.py on comoments.py):
+bit_and/or/xor, bool_and/or, var_samp/var_pop/stddev/stddev_pop, covar_samp/covar_pop, corr and regr_*.
 
-Evidence, as in test_reference.py: hand-worked values; agreement with DataFusion 50 (the ``datafusion``
+Evidence, as in test_count_sum_average_min_max.py: hand-worked values; agreement with DataFusion 50 (the ``datafusion``
 package) grouped and global through the multi-phase driver at 1, 3 and 17 partitions, and for sliding
 window frames where DataFusion has them; numerical stability on data with a large common offset
 against an exact two-pass computation; and properties (partitioning, and retract versus recompute).
@@ -324,7 +324,7 @@ def test_two_argument_functions_by_hand() -> None:
 
 
 def test_two_argument_edge_cases_by_hand() -> None:
-    """What the Scala side must match, as DataFusion gives it (see the module docstring of moments.py
+    """What the Scala side must match, as DataFusion gives it (see the module docstring of comoments.py
     for where DataFusion disagrees with itself)."""
     def ev(function, y, x):
         return evaluate(function, [F64, F64], [y, x])
@@ -440,7 +440,7 @@ def test_registry() -> None:
     assert expected <= set(reference.names())
     assert repr(reference.get("var_population")) == "AggregateFunction('var_pop')"
     with pytest.raises(ValueError, match="already registered"):
-        reference.functions.register({"var": reference.get("corr")})
+        reference.registry.register({"var": reference.get("corr")})
 
 
 # --- bitwise and boolean: agreement with DataFusion ------------------------------------------
