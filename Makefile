@@ -6,7 +6,7 @@ SBT     := ./build/sbt
 JAR     := target/sparkagg.jar
 TESTJAR := target/sparkagg-tests.jar
 
-.PHONY: all venv jar test test-scala test-python demo bench bench-deps wheel clean
+.PHONY: all venv jar lint test test-scala test-python demo bench bench-deps wheel clean
 
 all: jar
 
@@ -35,7 +35,13 @@ $(VENV)/.bench: $(VENV)/.installed
 test-python: jar bench-deps
 	$(PY) -m pytest tests -q
 
-test: jar test-scala test-python
+# The house style: scalafmt over the Scala sources and build files (`./build/sbt scalafmtAll` applies it),
+# ruff over the Python (`.venv/bin/ruff check --fix python tests bench` mends what it can).
+lint: venv
+	$(SBT) scalafmtCheckAll scalafmtSbtCheck
+	$(VENV)/bin/ruff check python tests bench
+
+test: jar lint test-scala test-python
 
 demo: jar
 	$(VENV)/bin/sparkagg demo

@@ -12,9 +12,10 @@ lazy val sparkJarsDir: File = {
   val explicit = sys.props.get("sparkagg.sparkJars").orElse(sys.env.get("SPARKAGG_SPARK_JARS")).map(file)
   val fromVenv = Option(file(".venv/lib").listFiles).toSeq.flatten
     .map(_ / "site-packages" / "pyspark" / "jars").find(_.isDirectory)
-  explicit.orElse(fromVenv).getOrElse(sys.error(
-    "sparkagg: no Spark 4.3.0 jars found. Run `make venv` (installs pyspark 4.3.0 into .venv) " +
-      "or pass -Dsparkagg.sparkJars=/path/to/spark/jars"))
+  explicit.orElse(fromVenv).getOrElse(
+    sys.error(
+      "sparkagg: no Spark 4.3.0 jars found. Run `make venv` (installs pyspark 4.3.0 into .venv) " +
+        "or pass -Dsparkagg.sparkJars=/path/to/spark/jars"))
 }
 
 // Spark's jars minus the Scala runtime, which sbt supplies at the same version.
@@ -23,16 +24,16 @@ lazy val sparkJars: Seq[File] =
     .filter(f => f.getName.endsWith(".jar") && !f.getName.startsWith("scala-"))
 
 ThisBuild / organization := "io.github.sparkagg"
-ThisBuild / version      := "0.1.0"
+ThisBuild / version := "0.1.0"
 ThisBuild / scalaVersion := "2.13.18"
 
 lazy val root = (project in file("."))
   .settings(
     name := "sparkagg",
     Compile / scalaSource := baseDirectory.value / "jvm" / "src" / "main" / "scala",
-    Compile / javaSource  := baseDirectory.value / "jvm" / "src" / "main" / "java",
-    Test / scalaSource    := baseDirectory.value / "jvm" / "src" / "test" / "scala",
-    Test / javaSource     := baseDirectory.value / "jvm" / "src" / "test" / "java",
+    Compile / javaSource := baseDirectory.value / "jvm" / "src" / "main" / "java",
+    Test / scalaSource := baseDirectory.value / "jvm" / "src" / "test" / "scala",
+    Test / javaSource := baseDirectory.value / "jvm" / "src" / "test" / "java",
     Test / resourceDirectory := baseDirectory.value / "jvm" / "src" / "test" / "resources",
     scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "17"),
     javacOptions ++= Seq("--release", "17"),
@@ -40,8 +41,8 @@ lazy val root = (project in file("."))
     // `spark-submit --packages io.github.sparkagg:sparkagg_2.13:0.1.0` adds nothing but our JAR.
     autoScalaLibrary := false,
     libraryDependencies ++= Seq(
-      "org.scala-lang"   %  "scala-library" % scalaVersion.value % "provided",
-      "org.scalatest"    %% "scalatest"     % "3.2.19"           % Test
+      "org.scala-lang" % "scala-library" % scalaVersion.value % "provided",
+      "org.scalatest" %% "scalatest" % "3.2.19" % Test
     ),
     // Spark is "provided": on the compile and test classpaths, never in our JAR.
     Compile / unmanagedJars ++= sparkJars.map(Attributed.blank),

@@ -33,7 +33,8 @@ def test_readme_registration_and_query(spark):
     assert any("registerJavaFunction" in s and '"double"' not in s for s in statements)  # one without a type
     # The README's avg_final line without its type: refused at registration, saying to pass it.
     untyped = next(s for s in statements if '"double"' in s).replace(', "double"', "")
-    with pytest.raises(Py4JJavaError, match='registerJavaFunction\\("avg_final", "sparkagg.udf.AvgFinalize", "double"\\)'):
+    wanted = 'registerJavaFunction\\("avg_final", "sparkagg.udf.AvgFinalize", "double"\\)'
+    with pytest.raises(Py4JJavaError, match=wanted):
         exec(untyped, {"spark": spark})
     exec("\n".join(statements), {"spark": spark})
     result = eval(query, {"spark": spark})

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from readme_make import ROOT, readme_make_lines, run_documented
 
 # README make lines no test runs, and why.
@@ -38,6 +39,11 @@ def test_every_readme_make_line_is_run():
     assert {"make demo", "make test", "make jar", "make wheel", "make bench"} <= lines
     assert set(NOT_RUN) <= lines, "an exemption for a line the README no longer shows"
     assert lines - set(NOT_RUN) <= _lines_run_by_tests(), "a README make line that no test runs"
+
+
+def test_make_lint():
+    result = run_documented("make lint", timeout=600)
+    assert result.returncode == 0, _tail(result)
 
 
 @pytest.mark.spark

@@ -8,6 +8,7 @@ import sys
 import zipfile
 
 import pytest
+
 from readme_make import ROOT, run_documented
 
 pytestmark = pytest.mark.spark  # runs Spark in a subprocess

@@ -30,15 +30,21 @@ object Catalogue {
       withinGroup: String)
 
   private val types: Seq[(DataType, Any)] = Seq(
-    DoubleType -> 0.5, LongType -> 2L, IntegerType -> 2, StringType -> UTF8String.fromString(","),
-    BooleanType -> false, DecimalType(10, 2) -> Decimal(BigDecimal("0.50")))
+    DoubleType -> 0.5,
+    LongType -> 2L,
+    IntegerType -> 2,
+    StringType -> UTF8String.fromString(","),
+    BooleanType -> false,
+    DecimalType(10, 2) -> Decimal(BigDecimal("0.50"))
+  )
 
   private val key = Arg(LongType, nullable = true, sortKey = Some(SortKey(descending = false, nullsFirst = false)))
 
   /** Argument lists of up to `max` arguments, each argument either a column or a constant of its type. */
   private def candidates(max: Int): Seq[Seq[Arg]] = {
     val one = types.flatMap { case (t, v) => Seq(Arg(t, nullable = true), Arg(t, nullable = false, Some(v))) }
-    (0 to max).flatMap(n => Seq.fill(n)(one).foldLeft(Seq(Seq.empty[Arg]))((acc, next) => for (a <- acc; b <- next) yield a :+ b))
+    (0 to max).flatMap(n =>
+      Seq.fill(n)(one).foldLeft(Seq(Seq.empty[Arg]))((acc, next) => for (a <- acc; b <- next) yield a :+ b))
   }
   private lazy val argumentLists: Seq[Seq[Arg]] = candidates(3)
 
@@ -62,8 +68,9 @@ object Catalogue {
       case _ => argumentLists
     }
     def answer(of: Bound => String): String = {
-      val answers = lists.flatMap(args => Try(f.bind(args, ctx)).toOption.flatMap(_.toOption)
-        .flatMap(b => Try(of(b)).toOption).map(_ -> args))
+      val answers = lists.flatMap(args =>
+        Try(f.bind(args, ctx)).toOption.flatMap(_.toOption)
+          .flatMap(b => Try(of(b)).toOption).map(_ -> args))
       // One answer without ordering keys and another with them: said as such, not type by type.
       val byOrdering = answers.groupMap(_._2.exists(_.sortKey.isDefined))(_._1).map { case (k, v) => k -> v.distinct }
       answers.map(_._1).distinct match {
@@ -95,6 +102,7 @@ object Catalogue {
   /** The rows as tab-separated text for py4j: name, aliases (comma-separated), signature, retract,
    *  grouped path, WITHIN GROUP; one line per function. */
   def tsv(): String =
-    rows.map(r => Seq(r.name, r.aliases.mkString(","), r.signature, r.retract, r.grouped, r.withinGroup)
-      .map(_.replace('\t', ' ').replace('\n', ' ')).mkString("\t")).mkString("\n")
+    rows.map(r =>
+      Seq(r.name, r.aliases.mkString(","), r.signature, r.retract, r.grouped, r.withinGroup)
+        .map(_.replace('\t', ' ').replace('\n', ' ')).mkString("\t")).mkString("\n")
 }

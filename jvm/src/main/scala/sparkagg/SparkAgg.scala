@@ -57,9 +57,10 @@ object SparkAgg {
    * `argumentTypes` is a comma-separated list of Spark types, e.g. "double" or "bigint, string".
    */
   def registerUdaf(spark: SparkSession, name: String, className: String, argumentTypes: String): Unit = {
-    val schema = StructType(argumentTypes.split(",").toSeq.zipWithIndex.map { case (t, i) =>
-      StructField(s"_$i", DataType.fromDDL(t.trim))
-    })
+    val schema = StructType(
+      argumentTypes.split(",").toSeq.zipWithIndex.map { case (t, i) =>
+        StructField(s"_$i", DataType.fromDDL(t.trim))
+      })
     val input = Encoders.row(schema)
     spark.udf.register(name, udaf(AccumulatorAggregator(loadFunction(className), input), input))
   }
@@ -77,7 +78,7 @@ object SparkAgg {
     instance match {
       case f: FunctionDef => f
       case other => throw new IllegalArgumentException(
-        s"sparkagg: $className is a ${other.getClass.getName}, not a sparkagg.api.FunctionDef")
+          s"sparkagg: $className is a ${other.getClass.getName}, not a sparkagg.api.FunctionDef")
     }
   }
 

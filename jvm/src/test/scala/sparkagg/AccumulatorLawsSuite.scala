@@ -97,7 +97,8 @@ class AccumulatorLawsSuite extends AnyFunSuite {
     val lenient = new Harness(Sum, Seq(LongType), failOnOverflow = false)
     assert(lenient.accumulate(over).evaluate() == null)
     // An overflowed partial state stays overflowed through the final merge.
-    assert(lenient.merged(Seq(lenient.bytes(lenient.accumulate(over)), lenient.bytes(lenient.accumulate(Seq(Seq(-5L))))))
+    assert(lenient.merged(Seq(lenient.bytes(lenient.accumulate(over)),
+        lenient.bytes(lenient.accumulate(Seq(Seq(-5L))))))
       .evaluate() == null)
   }
 
@@ -121,8 +122,8 @@ class AccumulatorLawsSuite extends AnyFunSuite {
     }
     val n = xs.size
     val expected = Seq(
-      (VarSamp, exact(xs, xs) / (n - 1)), (VarPop, exact(xs, xs) / n),
-      (CovarSamp, exact(ys, xs) / (n - 1)), (RegrSlope, exact(ys, xs) / exact(xs, xs)))
+      (VarSamp, exact(xs, xs) / (n - 1)), (VarPop, exact(xs, xs) / n), (CovarSamp, exact(ys, xs) / (n - 1)),
+      (RegrSlope, exact(ys, xs) / exact(xs, xs)))
     for ((f, want) <- expected) {
       val pair = f.isInstanceOf[Covariance] || f.isInstanceOf[Regression]
       val h = new Harness(f, if (pair) Seq(DoubleType, DoubleType) else Seq(DoubleType))

@@ -24,10 +24,11 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
   private def withConf[T](settings: (String, String)*)(body: => T): T = {
     val before = settings.map { case (k, _) => k -> spark.conf.getOption(k) }
     settings.foreach { case (k, v) => spark.conf.set(k, v) }
-    try body finally before.foreach {
-      case (k, Some(v)) => spark.conf.set(k, v)
-      case (k, None) => spark.conf.unset(k)
-    }
+    try body
+    finally before.foreach {
+        case (k, Some(v)) => spark.conf.set(k, v)
+        case (k, None) => spark.conf.unset(k)
+      }
   }
 
   private def groupedNodes(df: DataFrame): Seq[GroupedAggregateExec] =
@@ -83,13 +84,14 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
       val keyList = if (keys.isEmpty) Nil else keys.split(", ").toSeq
       val select = (keyList ++ aggregates).mkString(", ")
       val sql = if (keys.isEmpty) s"SELECT $select FROM tp"
-        else s"SELECT $select FROM tp GROUP BY $keys ORDER BY $keys"
+      else s"SELECT $select FROM tp GROUP BY $keys ORDER BY $keys"
       val (grouped, typed, nodes) = bothPaths(sql)
       assert(nodes.map(_.mode) == Seq(GroupedMode.Final, GroupedMode.Partial))
       val from = sql.substring(sql.indexOf(" FROM "))
       val filtered = calls.zipWithIndex.collect { case (c, j) if j % 2 == 0 => c }.toSet
-      assertSame(grouped, typed, keyList ++ calls, c =>
-        groupValues(keyList, from, if (filtered(c)) "FILTER (WHERE u % 3 <> 0)" else "")(c))
+      assertSame(grouped, typed, keyList ++ calls,
+        c =>
+          groupValues(keyList, from, if (filtered(c)) "FILTER (WHERE u % 3 <> 0)" else "")(c))
     }
   }
 
@@ -108,7 +110,8 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
   }
 
   test("empty input: a global aggregate gives its one row of empty values, a grouped one no rows") {
-    val (global, typedGlobal, _) = bothPaths("SELECT df_count(i), df_sum(l), df_avg(d), df_array_agg(s) FROM t WHERE k < 0")
+    val (global, typedGlobal, _) =
+      bothPaths("SELECT df_count(i), df_sum(l), df_avg(d), df_array_agg(s) FROM t WHERE k < 0")
     assert(global == Seq(Row(0L, null, null, null)) && global == typedGlobal)
     val (grouped, _, _) = bothPaths("SELECT k, df_count(i) FROM t WHERE k < 0 GROUP BY k")
     assert(grouped.isEmpty)
@@ -153,8 +156,9 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     spark.table("t").select("k", "i", "l", "d", "b", "u").cache().createOrReplaceTempView("cached")
     val plain = Seq("df_sum(l)", "df_avg(d)", "df_min(l)", "df_count(i)", "df_array_agg(i)", "df_max(d)",
       "df_bool_and(b)", "df_var_samp(d) FILTER (WHERE b)")
-    val queries = Seq("pq" -> plain, "pq" -> calls.map(EveryFunction.sql(_)), "pq" -> plain.map(_.replace("(i)", "(s)")),
-      "cached" -> plain)
+    val queries =
+      Seq("pq" -> plain, "pq" -> calls.map(EveryFunction.sql(_)), "pq" -> plain.map(_.replace("(i)", "(s)")),
+        "cached" -> plain)
     for ((table, aggregates) <- queries) {
       val from = s" FROM $table GROUP BY k ORDER BY k"
       val (grouped, typed, nodes) = bothPaths(s"SELECT k, ${aggregates.mkString(", ")}$from")
@@ -182,7 +186,8 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
       input.addData(11L to 12L)
       query.processAllAvailable()
       // 1..12 by value % 3: {3, 6, 9, 12}, {1, 4, 7, 10}, {2, 5, 8, 11}
-      assert(spark.sql("SELECT k, s FROM streamed ORDER BY k").collect().toSeq == Seq(Row(0L, 30L), Row(1L, 22L), Row(2L, 26L)))
+      assert(spark.sql("SELECT k, s FROM streamed ORDER BY k").collect().toSeq == Seq(Row(0L, 30L), Row(1L, 22L),
+        Row(2L, 26L)))
     } finally query.stop()
   }
 
@@ -195,13 +200,15 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     val (grouped, typed, nodes) = bothPaths(sql)
     assert(nodes.nonEmpty)
     assert(grouped == typed)
-    assert(grouped.head.getSeq[String](1).count(_ == null) == 4 && grouped.head.getSeq[String](1).contains("[27.0,null]"))
+    assert(
+      grouped.head.getSeq[String](1).count(_ == null) == 4 && grouped.head.getSeq[String](1).contains("[27.0,null]"))
   }
 
   test("ANSI overflow on the grouped path names the function") {
     withConf("spark.sql.ansi.enabled" -> "true") {
-      val e = intercept[Exception](spark.sql(
-        "SELECT k, df_sum(x) FROM (SELECT id % 2 AS k, 9223372036854775807 AS x FROM range(10)) GROUP BY k").collect())
+      val e = intercept[Exception](
+        spark.sql(
+          "SELECT k, df_sum(x) FROM (SELECT id % 2 AS k, 9223372036854775807 AS x FROM range(10)) GROUP BY k").collect())
       assert(e.getMessage.contains("ARITHMETIC_OVERFLOW") && e.getMessage.contains("df_sum"))
     }
   }

@@ -44,7 +44,8 @@ class GroupedSpillSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     assert(wrong.head().getLong(0) == 0)
 
     df.collect()
-    val finals = collect(df.queryExecution.executedPlan) { case g: GroupedAggregateExec if g.mode == GroupedMode.Final => g }
+    val finals =
+      collect(df.queryExecution.executedPlan) { case g: GroupedAggregateExec if g.mode == GroupedMode.Final => g }
     assert(finals.size == 1)
     assert(finals.head.metrics("numSpills").value > 0, "the Final node spilled")
     assert(finals.head.metrics("spillSize").value > 0)

@@ -25,8 +25,9 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   /** `gen`: a named generator of values instead of [[Gen.value]]'s. */
   private final case class Case(function: FunctionDef, types: Seq[DataType], ansi: Boolean = true,
       gen: Option[(String, (DataType, Random) => Any)] = None, constants: Seq[Literal] = Nil) {
-    val label: String = s"${function.name}${(types.map(_.simpleString) ++ constants.map(_.sql)).mkString("(", ", ", ")")}" +
-      (if (ansi) "" else " ansi off") + gen.fold("")(" " + _._1)
+    val label: String =
+      s"${function.name}${(types.map(_.simpleString) ++ constants.map(_.sql)).mkString("(", ", ", ")")}" +
+        (if (ansi) "" else " ansi off") + gen.fold("")(" " + _._1)
     def harness: Harness = new Harness(function, types, failOnOverflow = ansi, constants = constants)
   }
 
@@ -43,27 +44,45 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     RegrCount, RegrR2, RegrAvgx, RegrAvgy, RegrSxx, RegrSyy, RegrSxy)
 
   private val nativeCases: Seq[Case] =
-    Seq(Case(Count, Nil), Case(Count, Seq(LongType)), Case(Count, Seq(IntegerType, StringType)),
-      Case(Sum, Seq(LongType)), Case(Sum, Seq(DoubleType)), Case(Avg, Seq(DoubleType)),
-      Case(Sum, Seq(LongType), ansi = false, gen = Some(hugeLongs))) ++
+    Seq(
+      Case(Count, Nil),
+      Case(Count, Seq(LongType)),
+      Case(Count, Seq(IntegerType, StringType)),
+      Case(Sum, Seq(LongType)),
+      Case(Sum, Seq(DoubleType)),
+      Case(Avg, Seq(DoubleType)),
+      Case(Sum, Seq(LongType), ansi = false, gen = Some(hugeLongs))
+    ) ++
       (longLike ++ Seq(FloatType, DoubleType)).flatMap(t => Seq(Case(Min, Seq(t)), Case(Max, Seq(t)))) ++
       integers.flatMap(t => Seq(BitAnd, BitOr, BitXor).map(f => Case(f, Seq(t)))) ++
       Seq(Case(BoolAnd, Seq(BooleanType)), Case(BoolOr, Seq(BooleanType))) ++
       moments.flatMap(f => Seq(Case(f, Seq(DoubleType)), Case(f, Seq(DoubleType), gen = Some(offsetDoubles)))) ++
-      pairMoments.flatMap(f => Seq(Case(f, Seq(DoubleType, DoubleType)),
-        Case(f, Seq(DoubleType, DoubleType), gen = Some(offsetDoubles)))) ++
+      pairMoments.flatMap(f =>
+        Seq(Case(f, Seq(DoubleType, DoubleType)),
+          Case(f, Seq(DoubleType, DoubleType), gen = Some(offsetDoubles)))) ++
       // The t-digest reads doubles (its arguments are cast to double before they reach it).
-      Seq(Case(ApproxMedian, Seq(DoubleType)),
+      Seq(
+        Case(ApproxMedian, Seq(DoubleType)),
         Case(ApproxPercentileCont, Seq(DoubleType), constants = Seq(Literal(0.9), Literal(20))),
         Case(ApproxPercentileContWithWeight, Seq(DoubleType, DoubleType), constants = Seq(Literal(0.3))),
         Case(ApproxPercentileContWithWeight, Seq(DoubleType, DoubleType), constants = Seq(Literal(0.5), Literal(5))),
-        Case(ArrayAgg, Seq(LongType)), Case(ArrayAgg, Seq(DoubleType)), Case(ArrayAgg, Seq(StringType)),
-        Case(ArrayAgg, Seq(IntegerType)), Case(ArrayAgg, Seq(DecimalType(10, 2))))
+        Case(ArrayAgg, Seq(LongType)),
+        Case(ArrayAgg, Seq(DoubleType)),
+        Case(ArrayAgg, Seq(StringType)),
+        Case(ArrayAgg, Seq(IntegerType)),
+        Case(ArrayAgg, Seq(DecimalType(10, 2)))
+      )
 
   // Functions without a native implementation: the adapter against the Accumulator.
-  private val adapterCases: Seq[Case] = Seq(Case(Sum, Seq(DecimalType(10, 2))), Case(Avg, Seq(DecimalType(30, 5))),
-    Case(Min, Seq(StringType)), Case(Max, Seq(BinaryType)), Case(Median, Seq(DoubleType)),
-    Case(Median, Seq(LongType)), Case(ApproxDistinct, Seq(StringType)))
+  private val adapterCases: Seq[Case] = Seq(
+    Case(Sum, Seq(DecimalType(10, 2))),
+    Case(Avg, Seq(DecimalType(30, 5))),
+    Case(Min, Seq(StringType)),
+    Case(Max, Seq(BinaryType)),
+    Case(Median, Seq(DoubleType)),
+    Case(Median, Seq(LongType)),
+    Case(ApproxDistinct, Seq(StringType))
+  )
 
   test("the functions with a native grouped path offer it; the others fall back to the adapter") {
     for (c <- nativeCases) {
@@ -177,10 +196,12 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
         val wantRest = expected(early ++ late.map(b => b.copy(keys = b.keys.map(_ + n))), groups).drop(n)
         for ((name, make) <- implementations) {
           val (forValues, forStates) = (make(), make())
-          for (b <- early; acc <- Seq(forValues, forStates)) acc.updateBatch(b.columns(rnd), b.keys, b.filterColumn(rnd), groups)
+          for (b <- early; acc <- Seq(forValues, forStates))
+            acc.updateBatch(b.columns(rnd), b.keys, b.filterColumn(rnd), groups)
           checkValues(s"$name, First($n)", forValues.evaluate(EmitTo.First(n)), wantFirst)
           checkStates(s"$name, First($n)", forStates.state(EmitTo.First(n)), wantFirst)
-          for (b <- late; acc <- Seq(forValues, forStates)) acc.updateBatch(b.columns(rnd), b.keys, b.filterColumn(rnd), groups - n)
+          for (b <- late; acc <- Seq(forValues, forStates))
+            acc.updateBatch(b.columns(rnd), b.keys, b.filterColumn(rnd), groups - n)
           checkValues(s"$name, All after First($n)", forValues.evaluate(EmitTo.All), wantRest)
           checkStates(s"$name, All after First($n)", forStates.state(EmitTo.All), wantRest)
         }
@@ -250,9 +271,14 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     val median = bound(ApproxMedian, DoubleType)
     val packing = median.packing.get
     // Weight-1 centroids 1.0 and 2.0; the same means with weights 1 and 3; an empty digest.
-    val states = Array[Column](longs(100, 100, 100), doubles(3.0, 7.0, 0.0), longs(2, 4, 0),
-      doubles(2.0, 2.0, Double.NaN), doubles(1.0, 1.0, Double.NaN),
-      new ObjectColumn(Array(Array(1.0, 1.0, 2.0, 1.0), Array(1.0, 1.0, 2.0, 3.0), Array.emptyDoubleArray)))
+    val states = Array[Column](
+      longs(100, 100, 100),
+      doubles(3.0, 7.0, 0.0),
+      longs(2, 4, 0),
+      doubles(2.0, 2.0, Double.NaN),
+      doubles(1.0, 1.0, Double.NaN),
+      new ObjectColumn(Array(Array(1.0, 1.0, 2.0, 1.0), Array(1.0, 1.0, 2.0, 3.0), Array.emptyDoubleArray))
+    )
     val packed = packing.pack(states, 3)
     // flags, max_size (2 bytes), length, two means: 20; with weights: flags, max_size, count, sum,
     // length, four elements (min and max are the end means): 45; empty: flags, max_size, sum derived,
@@ -281,10 +307,11 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   }
 
   private def bound(f: FunctionDef, types: DataType*) = new Harness(f, types).call.bound
-  private def longs(values: Any*): Column = new ObjectColumn(values.map {
-    case i: Int => i.toLong
-    case other => other
-  }.toArray)
+  private def longs(values: Any*): Column = new ObjectColumn(
+    values.map {
+      case i: Int => i.toLong
+      case other => other
+    }.toArray)
   private def doubles(values: Any*): Column = new ObjectColumn(values.toArray)
   private def mask(values: Any*): Option[Column] = Some(new ObjectColumn(values.toArray))
   private def out(c: Column, t: DataType): Seq[Any] = (0 until c.numRows).map(c.get(_, t))
@@ -319,7 +346,8 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
       val Array(sum, count) = make().convertToState(values, filter)
       assert(out(sum, LongType) == Seq(1L, null, null) && out(count, LongType) == Seq(1L, 0L, 0L))
     }
-    val Array(min) = AccumulatorGroups.of(bound(Min, IntegerType)).convertToState(Columns(3, new ObjectColumn(Array(4, null, -2))), None)
+    val Array(min) = AccumulatorGroups.of(bound(Min, IntegerType)).convertToState(
+      Columns(3, new ObjectColumn(Array(4, null, -2))), None)
     assert(out(min, IntegerType) == Seq(4, null, -2))
     val Array(n) = AccumulatorGroups.of(bound(Count)).convertToState(Columns(3), filter)
     assert(out(n, LongType) == Seq(1L, 1L, 0L))
@@ -397,7 +425,9 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     // A row's own state is Welford's first step: -0.0's mean is 0.0, an infinity's m2 NaN; NULL: empty.
     val states = AccumulatorGroups.of(bound(VarSamp, DoubleType))
       .convertToState(Columns(3, doubles(-0.0, Double.PositiveInfinity, null)), None)
-    assert(states.toSeq.zip(Seq(LongType, DoubleType, DoubleType)).map { case (c, t) => out(c, t).map(String.valueOf) } ==
+    assert(states.toSeq.zip(Seq(LongType, DoubleType, DoubleType)).map { case (c, t) =>
+      out(c, t).map(String.valueOf)
+    } ==
       Seq(Seq("1", "1", "0"), Seq("0.0", "Infinity", "0.0"), Seq("0.0", "NaN", "0.0")))
   }
 
@@ -427,8 +457,10 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
         case DoubleType => x.toDouble
         case _ => UTF8String.fromString(x.toString)
       }
-      def col(xs: Any*): Column = new ObjectColumn(xs.map(x => if (x == null) null else v(x.asInstanceOf[Int].toLong)).toArray)
-      def lists(c: Column) = out(c, ArrayType(t)).map(l => if (l == null) null else GroupsAccumulatorSuite.norm(l).asInstanceOf[Array[Any]].toSeq)
+      def col(xs: Any*): Column =
+        new ObjectColumn(xs.map(x => if (x == null) null else v(x.asInstanceOf[Int].toLong)).toArray)
+      def lists(c: Column) = out(c, ArrayType(t)).map(l =>
+        if (l == null) null else GroupsAccumulatorSuite.norm(l).asInstanceOf[Array[Any]].toSeq)
       val acc = AccumulatorGroups.of(bound(ArrayAgg, t))
       acc.updateBatch(Columns(5, col(1, 2, null, 3, 4)), Array(0, 1, 0, 0, 2), mask(true, true, true, true, false), 4)
       acc.updateBatch(Columns(2, col(5, 6)), Array(1, 0), None, 4)
@@ -448,7 +480,8 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
       val h = new Harness(f, types, constants = constants)
       val rnd = new Random(11)
       // 30,000 rows for group 0 (NULLs counted towards the 8192), a few for group 1, in uneven batches.
-      val rows = IndexedSeq.fill(30100)(types.map(_ => if (rnd.nextInt(20) == 0) null else rnd.nextGaussian() * 1e3: Any))
+      val rows =
+        IndexedSeq.fill(30100)(types.map(_ => if (rnd.nextInt(20) == 0) null else rnd.nextGaussian() * 1e3: Any))
       val keys = Array.tabulate(rows.size)(i => if (i % 300 == 7) 1 else 0)
       val native = AccumulatorGroups.of(h.call.bound)
       var from = 0
@@ -461,18 +494,21 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
       val want = (0 to 1).map(g => h.accumulate(rows.indices.filter(keys(_) == g).map(rows)))
       val states = native.state(EmitTo.All)
       for (g <- 0 to 1; (field, i) <- want(g).state().zipWithIndex)
-        assert(exact(norm(states(i).get(g, h.call.bound.stateSchema(i).dataType)), norm(field)), s"${f.name} group $g field $i")
+        assert(exact(norm(states(i).get(g, h.call.bound.stateSchema(i).dataType)), norm(field)),
+          s"${f.name} group $g field $i")
       assert(states(2).getLong(0) == rows.indices.count(i => keys(i) == 0 && rows(i).forall(_ != null)))
     }
   }
 
-  test("NullState, on each of its four loops (filter or not, NULLs or not), visits the kept non-NULL rows in order and marks their groups") {
+  test(
+    "NullState, on each of its four loops (filter or not, NULLs or not), visits the kept non-NULL rows in order and marks their groups") {
     // Rows (group, value): (0, 1), (1, 2 or NULL), (0, 3); group 2 gets no row. Hand-worked visits.
     val cases = Seq(
       ("no filter, no NULLs", longs(1, 2, 3), None, Seq(0 -> 1L, 1 -> 2L, 0 -> 3L), Seq(true, true, false)),
       ("no filter, NULLs", longs(1, null, 3), None, Seq(0 -> 1L, 0 -> 3L), Seq(true, false, false)),
       ("filter, no NULLs", longs(1, 2, 3), mask(false, true, null), Seq(1 -> 2L), Seq(false, true, false)),
-      ("filter, NULLs", longs(1, null, 3), mask(true, true, false), Seq(0 -> 1L), Seq(true, false, false)))
+      ("filter, NULLs", longs(1, null, 3), mask(true, true, false), Seq(0 -> 1L), Seq(true, false, false))
+    )
     for ((label, values, filter, visits, seen) <- cases) {
       val state = new NullState
       val visited = Seq.newBuilder[(Int, Long)]
@@ -567,11 +603,14 @@ object GroupsAccumulatorSuite {
       val rows = IndexedSeq.fill(n)(types.map(value))
       // Skewed keys: a few hot groups and a long tail.
       val keys = Array.fill(n)(if (rnd.nextInt(3) == 0) rnd.nextInt(math.min(groups, 4)) else rnd.nextInt(groups))
-      val filter = if (rnd.nextBoolean()) None else Some(IndexedSeq.fill(n)(rnd.nextInt(5) match {
-        case 0 => null
-        case 1 => false
-        case _ => true
-      }))
+      val filter = if (rnd.nextBoolean()) None
+      else Some(
+        IndexedSeq.fill(n)(
+          rnd.nextInt(5) match {
+            case 0 => null
+            case 1 => false
+            case _ => true
+          }))
       Batch(types, rows, keys, filter)
     }
   }
@@ -589,19 +628,23 @@ object GroupsAccumulatorSuite {
     else t match {
       case FloatType | DoubleType =>
         new DoubleColumn(values.map {
-          case null => 0.0
-          case f: Float => f.toDouble
-          case d: Double => d
-        }.toArray, validity(values, rnd), values.size)
+            case null => 0.0
+            case f: Float => f.toDouble
+            case d: Double => d
+          }.toArray, validity(values, rnd), values.size)
       case BooleanType | ByteType | ShortType | IntegerType | LongType | DateType | TimestampType =>
-        new LongColumn(values.map {
-          case null => 0L
-          case b: Boolean => if (b) 1L else 0L
-          case b: Byte => b.toLong
-          case s: Short => s.toLong
-          case i: Int => i.toLong
-          case l: Long => l
-        }.toArray, validity(values, rnd), values.size)
+        new LongColumn(
+          values.map {
+            case null => 0L
+            case b: Boolean => if (b) 1L else 0L
+            case b: Byte => b.toLong
+            case s: Short => s.toLong
+            case i: Int => i.toLong
+            case l: Long => l
+          }.toArray,
+          validity(values, rnd),
+          values.size
+        )
       case _ => new ObjectColumn(values.toArray)
     }
 }

@@ -12,9 +12,13 @@ import sparkagg.catalyst.{Call, RowValues}
  *  values of `types`; `constants` (a percentile, ...) follow them as constant arguments. */
 final class Harness(val function: FunctionDef, val types: Seq[DataType], failOnOverflow: Boolean = true,
     constants: Seq[Literal] = Nil) {
-  val call: Call = Call(function, function.name,
-    types.map(Arg(_, nullable = true)) ++ constants.map(c => Arg(c.dataType, nullable = false, constant = Some(c.value))),
-    BindContext(failOnOverflow))
+  val call: Call = Call(
+    function,
+    function.name,
+    types.map(Arg(_, nullable = true)) ++ constants.map(c =>
+      Arg(c.dataType, nullable = false, constant = Some(c.value))),
+    BindContext(failOnOverflow)
+  )
   private val project = call.argumentProjection(
     types.zipWithIndex.map { case (t, i) => BoundReference(i, t, true) } ++ constants)
   private val view = new RowValues

@@ -14,6 +14,7 @@ trait LocalSpark extends BeforeAndAfterAll { this: Suite =>
     .getOrCreate()
 
   override def afterAll(): Unit = {
-    try spark.stop() finally super.afterAll()
+    try spark.stop()
+    finally super.afterAll()
   }
 }

@@ -20,22 +20,45 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
 
   // Where Spark's built-in has DataFusion's semantics, it is an independent oracle.
   private val agreeing = Seq(
-    "count(*)" -> "df_count(*)", "count(i)" -> "df_count(i)", "count(i, s)" -> "df_count(i, s)",
+    "count(*)" -> "df_count(*)",
+    "count(i)" -> "df_count(i)",
+    "count(i, s)" -> "df_count(i, s)",
     "count(DISTINCT s)" -> "df_count(DISTINCT s)",
-    "sum(i)" -> "df_sum(i)", "sum(l)" -> "df_sum(l)", "sum(m)" -> "df_sum(m)",
-    "avg(i)" -> "df_avg(i)", "avg(d)" -> "df_avg(d)",
-    "min(i)" -> "df_min(i)", "max(l)" -> "df_max(l)", "min(d)" -> "df_min(d)", "max(m)" -> "df_max(m)",
-    "min(s)" -> "df_min(s)", "max(s)" -> "df_max(s)", "min(dt)" -> "df_min(dt)", "max(dt)" -> "df_max(dt)",
-    "bit_and(i)" -> "df_bit_and(i)", "bit_or(l)" -> "df_bit_or(l)", "bit_xor(i)" -> "df_bit_xor(i)",
-    "bool_and(b)" -> "df_bool_and(b)", "bool_or(b)" -> "df_bool_or(b)",
-    "var_samp(d)" -> "df_var_samp(d)", "var_pop(i)" -> "df_var_pop(i)", "stddev_samp(l)" -> "df_stddev(l)",
-    "stddev_pop(m)" -> "df_stddev_pop(m)", "covar_samp(d, i)" -> "df_covar_samp(d, i)",
-    "covar_pop(l, d)" -> "df_covar_pop(l, d)", "corr(d, l)" -> "df_corr(d, l)",
-    "regr_slope(d, l)" -> "df_regr_slope(d, l)", "regr_intercept(d, l)" -> "df_regr_intercept(d, l)",
-    "regr_count(d, i)" -> "df_regr_count(d, i)", "regr_r2(d, l)" -> "df_regr_r2(d, l)",
-    "regr_avgx(d, l)" -> "df_regr_avgx(d, l)", "regr_avgy(d, l)" -> "df_regr_avgy(d, l)",
-    "regr_sxx(d, l)" -> "df_regr_sxx(d, l)", "regr_syy(d, l)" -> "df_regr_syy(d, l)",
-    "regr_sxy(d, l)" -> "df_regr_sxy(d, l)")
+    "sum(i)" -> "df_sum(i)",
+    "sum(l)" -> "df_sum(l)",
+    "sum(m)" -> "df_sum(m)",
+    "avg(i)" -> "df_avg(i)",
+    "avg(d)" -> "df_avg(d)",
+    "min(i)" -> "df_min(i)",
+    "max(l)" -> "df_max(l)",
+    "min(d)" -> "df_min(d)",
+    "max(m)" -> "df_max(m)",
+    "min(s)" -> "df_min(s)",
+    "max(s)" -> "df_max(s)",
+    "min(dt)" -> "df_min(dt)",
+    "max(dt)" -> "df_max(dt)",
+    "bit_and(i)" -> "df_bit_and(i)",
+    "bit_or(l)" -> "df_bit_or(l)",
+    "bit_xor(i)" -> "df_bit_xor(i)",
+    "bool_and(b)" -> "df_bool_and(b)",
+    "bool_or(b)" -> "df_bool_or(b)",
+    "var_samp(d)" -> "df_var_samp(d)",
+    "var_pop(i)" -> "df_var_pop(i)",
+    "stddev_samp(l)" -> "df_stddev(l)",
+    "stddev_pop(m)" -> "df_stddev_pop(m)",
+    "covar_samp(d, i)" -> "df_covar_samp(d, i)",
+    "covar_pop(l, d)" -> "df_covar_pop(l, d)",
+    "corr(d, l)" -> "df_corr(d, l)",
+    "regr_slope(d, l)" -> "df_regr_slope(d, l)",
+    "regr_intercept(d, l)" -> "df_regr_intercept(d, l)",
+    "regr_count(d, i)" -> "df_regr_count(d, i)",
+    "regr_r2(d, l)" -> "df_regr_r2(d, l)",
+    "regr_avgx(d, l)" -> "df_regr_avgx(d, l)",
+    "regr_avgy(d, l)" -> "df_regr_avgy(d, l)",
+    "regr_sxx(d, l)" -> "df_regr_sxx(d, l)",
+    "regr_syy(d, l)" -> "df_regr_syy(d, l)",
+    "regr_sxy(d, l)" -> "df_regr_sxy(d, l)"
+  )
 
   for (parts <- Seq(1, 3, 17); grouped <- Seq(true, false)) {
     test(s"agrees with Spark's built-ins, ${if (grouped) "grouped" else "global"}, $parts partitions") {
@@ -48,7 +71,8 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
       assert(a.size == b.size && a.nonEmpty)
       a.zip(b).foreach { case (x, y) =>
         x.toSeq.zip(y.toSeq).zipWithIndex.foreach { case ((u, v), i) =>
-          assert(Gen.same(u, v), s"column $i: $u vs $v") }
+          assert(Gen.same(u, v), s"column $i: $u vs $v")
+        }
       }
     }
   }
@@ -70,8 +94,9 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
     val r = spark.sql(s"SELECT df_max(x), df_min(x) $q").head()
     assert(r.getDouble(0).isNaN && r.getDouble(1) == -2.0)
     assert(one("SELECT df_min(x) FROM VALUES (double('NaN')), (double('NaN')) AS v(x)").asInstanceOf[Double].isNaN)
-    assert(rows(spark.sql(s"SELECT k, df_max(x) FROM VALUES (1, 1.0D), (1, double('NaN')), (2, 3.0D) AS v(k, x) " +
-      "GROUP BY k ORDER BY k")).map(_.getDouble(1).toString) == Seq("NaN", "3.0"))
+    assert(rows(
+      spark.sql(s"SELECT k, df_max(x) FROM VALUES (1, 1.0D), (1, double('NaN')), (2, 3.0D) AS v(k, x) " +
+        "GROUP BY k ORDER BY k")).map(_.getDouble(1).toString) == Seq("NaN", "3.0"))
   }
 
   test("decimal results carry DataFusion's precision: sum p+10, avg p+4 / s+4 truncated") {
@@ -126,7 +151,8 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
     val described = rows(spark.sql("DESCRIBE FUNCTION EXTENDED df_avg")).map(_.getString(0)).mkString("\n")
     assert(described.contains("Usage: df_avg(expr)") && described.contains("Examples:") &&
       described.contains("Arguments:"))
-    val names = Functions.all.flatMap(f => f.aliases ++ Form.aggregates.map(f.name + _.suffix) :+ (f.name + "_finalize"))
+    val names =
+      Functions.all.flatMap(f => f.aliases ++ Form.aggregates.map(f.name + _.suffix) :+ (f.name + "_finalize"))
     assert(Registry.entries(Functions.all, "df_").map(_._1.funcName).toSet == names.map("df_" + _).toSet)
   }
 
@@ -137,8 +163,9 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
     val days = spark.sql("SELECT *, CAST(l % 90 AS INT) AS day FROM t")
     days.createOrReplaceTempView("days")
     def within(i: Int) = EveryFunction.within(calls(i))
-    spark.sql(s"SELECT k, day, ${calls.zipWithIndex.map { case (c, i) => s"df_${name(c)}_state${args(c)}${within(i)} AS s$i" }
-      .mkString(", ")} FROM days GROUP BY k, day").write.mode("overwrite").parquet(dir)
+    spark.sql(
+      s"SELECT k, day, ${calls.zipWithIndex.map { case (c, i) => s"df_${name(c)}_state${args(c)}${within(i)} AS s$i" }
+          .mkString(", ")} FROM days GROUP BY k, day").write.mode("overwrite").parquet(dir)
     spark.read.parquet(dir).createOrReplaceTempView("daily")
     // Months from days, then the whole key from months: rollups of rollups.
     def params(c: String) = c match {
@@ -150,14 +177,23 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
       case "approx_percentile_cont_with_weight(d, abs(i) % 3 + 1, 0.6)" => ", 0.6"
       case _ => ""
     }
-    spark.sql(s"SELECT k, day DIV 30 AS month, ${calls.indices.map(i => s"df_${name(calls(i))}_merge_state(s$i${params(calls(i))}) AS s$i")
-      .mkString(", ")} FROM daily GROUP BY k, day DIV 30").createOrReplaceTempView("monthly")
-    val merged = rows(spark.sql(s"SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_merge(s$i${params(calls(i))})").mkString(", ")} " +
-      "FROM monthly GROUP BY k ORDER BY k"))
-    val finalized = rows(spark.sql(s"SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_finalize(s$i${params(calls(i))})")
-      .mkString(", ")} FROM (SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_merge_state(s$i${params(calls(i))}) AS s$i")
-      .mkString(", ")} FROM monthly GROUP BY k) ORDER BY k"))
-    val direct = rows(spark.sql(s"SELECT k, ${calls.indices.map(i => "df_" + calls(i) + within(i)).mkString(", ")} FROM days GROUP BY k ORDER BY k"))
+    spark.sql(
+      s"SELECT k, day DIV 30 AS month, ${calls.indices.map(i =>
+          s"df_${name(calls(i))}_merge_state(s$i${params(calls(i))}) AS s$i")
+          .mkString(", ")} FROM daily GROUP BY k, day DIV 30").createOrReplaceTempView("monthly")
+    val merged = rows(
+      spark.sql(
+        s"SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_merge(s$i${params(calls(i))})").mkString(", ")} " +
+          "FROM monthly GROUP BY k ORDER BY k"))
+    val finalized = rows(
+      spark.sql(
+        s"SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_finalize(s$i${params(calls(i))})")
+            .mkString(", ")} FROM (SELECT k, ${calls.indices.map(i =>
+            s"df_${name(calls(i))}_merge_state(s$i${params(calls(i))}) AS s$i")
+            .mkString(", ")} FROM monthly GROUP BY k) ORDER BY k"))
+    val direct = rows(
+      spark.sql(
+        s"SELECT k, ${calls.indices.map(i => "df_" + calls(i) + within(i)).mkString(", ")} FROM days GROUP BY k ORDER BY k"))
     // t-digests merged in another order estimate differently (and their merged forms return doubles).
     val approximate = EveryFunction.approximate.map { case (c, col) =>
       c -> rows(spark.sql(s"SELECT k, sort_array(collect_list(CAST($col AS DOUBLE))) FROM t GROUP BY k"))
@@ -185,10 +221,10 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
       "(8, 'c', 2.0D, -1.00BD), (1, NULL, 4.0D, NULL) AS v(x, s, d, m)").head()
     assert(r.getSeq[Any](0).map(String.valueOf).sorted == Seq("-4", "1", "3", "8", "null"))
     assert(r.getString(1).split('|').sorted.toSeq == Seq("a", "b", "c"))
-    assert(r.get(2) == 2)                                   // {-4, 1, 3, 8}: (1 + 3) / 2
-    assert(r.getDouble(3) == 3.0)                           // {1, 2, 4, NaN}: NaN sorts last, (2 + 4) / 2
+    assert(r.get(2) == 2) // {-4, 1, 3, 8}: (1 + 3) / 2
+    assert(r.getDouble(3) == 3.0) // {1, 2, 4, NaN}: NaN sorts last, (2 + 4) / 2
     assert(r.getDecimal(4) == new java.math.BigDecimal("1.10"))
-    assert(one("SELECT df_median(x) FROM VALUES (-1), (-2) AS v(x)") == -1)   // -1.5 truncated toward zero
+    assert(one("SELECT df_median(x) FROM VALUES (-1), (-2) AS v(x)") == -1) // -1.5 truncated toward zero
     assert(one("SELECT df_median(x) FROM VALUES (1.00BD), (1.25BD) AS v(x)") == new java.math.BigDecimal("1.12"))
     assert(one("SELECT df_array_agg(x) FROM VALUES (1) AS v(x) WHERE x > 1") == null)
     val e = intercept[AnalysisException](spark.sql("SELECT df_string_agg(s, s) FROM t").schema)
@@ -207,14 +243,16 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
     }
     val e = intercept[AnalysisException](spark.sql("SELECT df_percentile_cont(0.5) FROM t").schema)
     assert(e.getMessage.contains("WITHIN GROUP"))
-    val e2 = intercept[AnalysisException](spark.sql("SELECT df_percentile_cont(1.5) WITHIN GROUP (ORDER BY i) FROM t").schema)
+    val e2 =
+      intercept[AnalysisException](spark.sql("SELECT df_percentile_cont(1.5) WITHIN GROUP (ORDER BY i) FROM t").schema)
     assert(e2.getMessage.contains("df_percentile_cont") && e2.getMessage.contains("[0, 1]"))
     val e3 = intercept[AnalysisException](spark.sql("SELECT df_avg(i) WITHIN GROUP (ORDER BY i) FROM t").schema)
     assert(e3.getMessage.contains("df_avg") && e3.getMessage.contains("WITHIN GROUP"))
   }
 
   test("a state of the wrong function or shape is refused at analysis") {
-    val e = intercept[AnalysisException](spark.sql("SELECT df_avg_merge(s) FROM (SELECT df_min_state(s) AS s FROM t)").schema)
+    val e =
+      intercept[AnalysisException](spark.sql("SELECT df_avg_merge(s) FROM (SELECT df_min_state(s) AS s FROM t)").schema)
     assert(e.getMessage.contains("df_avg_merge") && e.getMessage.contains("df_avg_state") &&
       e.getMessage.contains("struct<count:bigint,sum:double>"))
     val e2 = intercept[AnalysisException](spark.sql("SELECT df_sum_finalize(named_struct('sum', 1, 'n', 2L))").schema)
@@ -226,8 +264,9 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
 
   test("sliding ROWS frames give Spark's own results") {
     val frame = "OVER (PARTITION BY k ORDER BY l, d ROWS BETWEEN 3 PRECEDING AND 1 FOLLOWING)"
-    val q = (f: String) => s"SELECT ${f}avg(d) $frame, ${f}sum(l) $frame, ${f}max(s) $frame, ${f}count(i) $frame " +
-      "FROM t ORDER BY k, l, d"
+    val q = (f: String) =>
+      s"SELECT ${f}avg(d) $frame, ${f}sum(l) $frame, ${f}max(s) $frame, ${f}count(i) $frame " +
+        "FROM t ORDER BY k, l, d"
     rows(spark.sql(q("df_"))).zip(rows(spark.sql(q("")))).foreach { case (x, y) =>
       x.toSeq.zip(y.toSeq).foreach { case (u, v) => assert(Gen.same(u, v), s"$u vs $v") }
     }

@@ -39,25 +39,40 @@ class WindowSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelp
   private def assertSame(a: Seq[Row], b: Seq[Row]): Unit = {
     assert(a.size == b.size && a.nonEmpty)
     a.zip(b).foreach { case (x, y) =>
-      x.toSeq.zip(y.toSeq).zipWithIndex.foreach { case ((u, v), i) => assert(Gen.same(u, v), s"column $i: $u vs $v in $x") }
+      x.toSeq.zip(y.toSeq).zipWithIndex.foreach { case ((u, v), i) =>
+        assert(Gen.same(u, v), s"column $i: $u vs $v in $x")
+      }
     }
   }
 
   private val frames = Seq(
     "ROWS BETWEEN 3 PRECEDING AND CURRENT ROW",
     "ROWS BETWEEN 10 PRECEDING AND 2 FOLLOWING",
-    "ROWS BETWEEN 5 PRECEDING AND 2 PRECEDING",    // excludes the current row
-    "ROWS BETWEEN 1 FOLLOWING AND 4 FOLLOWING",    // empty at the partition's end
+    "ROWS BETWEEN 5 PRECEDING AND 2 PRECEDING", // excludes the current row
+    "ROWS BETWEEN 1 FOLLOWING AND 4 FOLLOWING", // empty at the partition's end
     "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING",
     "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING",
-    "ROWS BETWEEN 400 PRECEDING AND 400 FOLLOWING") // wider than the small partitions
+    "ROWS BETWEEN 400 PRECEDING AND 400 FOLLOWING"
+  ) // wider than the small partitions
 
   for (frame <- frames; table <- Seq("w", "small")) {
     test(s"$frame over $table equals Spark's WindowExec") {
       val calls = if (table == "w")
-        Seq("df_avg(d)", "df_sum(i)", "df_sum(m)", "df_count(*)", "df_count(d)", "df_min(s)", "df_max(d)",
-          "df_var_samp(i)", "df_corr(d, i)", "df_bool_or(i > 0)", "df_bit_xor(i)", "df_bit_and(i)",
-          "df_bool_and(d > 100)")
+        Seq(
+          "df_avg(d)",
+          "df_sum(i)",
+          "df_sum(m)",
+          "df_count(*)",
+          "df_count(d)",
+          "df_min(s)",
+          "df_max(d)",
+          "df_var_samp(i)",
+          "df_corr(d, i)",
+          "df_bool_or(i > 0)",
+          "df_bit_xor(i)",
+          "df_bit_and(i)",
+          "df_bool_and(d > 100)"
+        )
       else Seq("df_avg(d)", "df_sum(i)", "df_max(d)", "df_count(i)", "df_bit_or(i)")
       val cols = calls.map(c => s"$c OVER (PARTITION BY p ORDER BY o $frame)").mkString(", ")
       val (ours, theirs, used) = both(s"SELECT p, o, $cols FROM $table ORDER BY p, o")
@@ -80,7 +95,7 @@ class WindowSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelp
     val frame = "ROWS BETWEEN 6 PRECEDING AND 2 FOLLOWING"
     val sql = s"SELECT p, o, df_count(DISTINCT i % 5) OVER (PARTITION BY p ORDER BY o $frame) AS c, " +
       s"df_sum(DISTINCT i % 5) OVER (PARTITION BY p ORDER BY o $frame) AS s FROM w ORDER BY p, o"
-    val (ours, recomputed, used) = both(sql)   // switch off: Spark's WindowExec recomputes each frame
+    val (ours, recomputed, used) = both(sql) // switch off: Spark's WindowExec recomputes each frame
     assert(used)
     assertSame(ours, recomputed)
     // Independently: the same frames worked out in Scala from the raw rows.
@@ -105,7 +120,8 @@ class WindowSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelp
     "ORDER BY x RANGE BETWEEN 2.5D PRECEDING AND 0.5D FOLLOWING",
     "ORDER BY iq RANGE BETWEEN 3 PRECEDING AND 1 FOLLOWING",
     "ORDER BY day RANGE BETWEEN INTERVAL 3 DAYS PRECEDING AND CURRENT ROW",
-    "ORDER BY ts DESC RANGE BETWEEN INTERVAL '90' MINUTE PRECEDING AND INTERVAL '30' MINUTE FOLLOWING")
+    "ORDER BY ts DESC RANGE BETWEEN INTERVAL '90' MINUTE PRECEDING AND INTERVAL '30' MINUTE FOLLOWING"
+  )
 
   for (frame <- rangeFrames) {
     test(s"$frame (ties and NULL keys) equals Spark's WindowExec") {

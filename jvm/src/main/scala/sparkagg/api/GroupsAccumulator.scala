@@ -1,6 +1,5 @@
 package sparkagg.api
 
-
 /**
  * Which groups [[GroupsAccumulator.evaluate]] and [[GroupsAccumulator.state]] emit (DataFusion's EmitTo).
  * `All`: every group; the accumulator is left as new. `First(n)`: groups 0 until n; the rest stay, their

@@ -51,7 +51,8 @@ case class AccumulatorAggregate(
       case _ => throw SparkInternals.withinGroupUnsupported(sqlName)
     }
 
-  @transient private lazy val invocation: Either[String, Call] = Call.of(function, sqlName, form, children, ctx, ordering)
+  @transient private lazy val invocation: Either[String, Call] =
+    Call.of(function, sqlName, form, children, ctx, ordering)
   private def binding: Either[String, Bound] = invocation.flatMap(c => c.binding.left.map(c.explain))
 
   override def checkInputDataTypes(): TypeCheckResult = binding match {
@@ -107,7 +108,8 @@ case class AccumulatorAggregate(
       // Spark's AggregatingAccumulator merges two live buffers.
       case other: Accumulator => call.stateRow(other.state())
     }
-    try acc.merge(stateView) catch { case e: ArithmeticException => throw overflow(e) }
+    try acc.merge(stateView)
+    catch { case e: ArithmeticException => throw overflow(e) }
     acc
   }
 

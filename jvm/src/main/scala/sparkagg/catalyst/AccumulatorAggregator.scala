@@ -19,7 +19,7 @@ import sparkagg.api._
  * serializes it through the same versioned state bytes as the Catalyst host.
  */
 class AccumulatorAggregator[IN](function: FunctionDef, inputEncoder: Encoder[IN], failOnOverflow: Boolean)
-    extends Aggregator[IN, AccumulatorBuffer, Any] {
+  extends Aggregator[IN, AccumulatorBuffer, Any] {
 
   private val call = Call(function, function.name,
     inputEncoder.schema.fields.toSeq.map(f => Arg(f.dataType, f.nullable)), BindContext(failOnOverflow))

@@ -55,7 +55,9 @@ final case class Call(function: FunctionDef, sqlName: String, args: Seq[Arg], ct
   /** `arguments`, each cast to the type the accumulator reads where it differs. */
   def castArguments(arguments: Seq[Expression]): Seq[Expression] = {
     val coerce = bound.coerceTo
-    arguments.zipWithIndex.map { case (a, i) => if (coerce.isEmpty || a.dataType == coerce(i)) a else Cast(a, coerce(i)) }
+    arguments.zipWithIndex.map { case (a, i) =>
+      if (coerce.isEmpty || a.dataType == coerce(i)) a else Cast(a, coerce(i))
+    }
   }
 
   /** Evaluates `arguments` into one reused row, cast to the types the accumulator reads. */
@@ -65,7 +67,8 @@ final case class Call(function: FunctionDef, sqlName: String, args: Seq[Arg], ct
   /** An accumulator's state as a Catalyst row of the state schema. */
   def stateRow(state: Array[Any]): InternalRow = {
     val fields = bound.stateSchema.fields
-    new GenericInternalRow(Array.tabulate[Any](state.length)(i => CatalystValues.toCatalyst(state(i), fields(i).dataType)))
+    new GenericInternalRow(
+      Array.tabulate[Any](state.length)(i => CatalystValues.toCatalyst(state(i), fields(i).dataType)))
   }
 
   /** An accumulator's result as a Catalyst value of the return type. */
@@ -82,8 +85,7 @@ object Call {
       val own = children.size - ordering.size
       val keys = children.drop(own).zip(ordering).map { case (c, k) => argumentOf(c).copy(sortKey = Some(k)) }
       Right(Call(function, sqlName, children.take(own).map(argumentOf) ++ keys, ctx))
-    }
-    else {
+    } else {
       // The state, then any constant parameters the function keeps outside its state.
       val arguments = children.headOption.map(_.dataType) match {
         case Some(state: StructType) =>

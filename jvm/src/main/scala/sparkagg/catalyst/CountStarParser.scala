@@ -19,8 +19,9 @@ final class CountStarParser(delegate: ParserInterface, countName: String) extend
   private val name = countName.toLowerCase(Locale.ROOT)
 
   private def rewrite(e: Expression): Expression = e.transformUp {
-    case f: UnresolvedFunction if !f.isDistinct && f.arguments == Seq(UnresolvedStar(None)) &&
-        f.nameParts.map(_.toLowerCase(Locale.ROOT)) == Seq(name) =>
+    case f: UnresolvedFunction
+        if !f.isDistinct && f.arguments == Seq(UnresolvedStar(None)) &&
+          f.nameParts.map(_.toLowerCase(Locale.ROOT)) == Seq(name) =>
       f.copy(arguments = Nil)
   }
   private def rewrite(p: LogicalPlan): LogicalPlan =

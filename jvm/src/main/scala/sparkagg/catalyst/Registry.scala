@@ -54,7 +54,8 @@ object Registry {
     // its value) are parameters, given to every form again.
     def parameters(args: String, within: String): String =
       if (within.nonEmpty && function.withinGroup.isInstanceOf[WithinGroup.KeyAsValue]) ", " + args
-      else args.split(", ").drop(1).filter(a => a.startsWith("'") || a.headOption.exists(_.isDigit)).map(", " + _).mkString
+      else
+        args.split(", ").drop(1).filter(a => a.startsWith("'") || a.headOption.exists(_.isDigit)).map(", " + _).mkString
     def derived(make: (String => String, String, String) => String): Seq[(String, String)] =
       doc.examples.collectFirst {
         case (Example(args, within, rest), result) if args != "*" =>
@@ -63,21 +64,26 @@ object Registry {
     form match {
       case Form.Plain => doc
       case Form.State => FunctionDoc(
-        s"_FUNC_(${argsOf(doc)}) - The state of $base over the rows, as a struct of its state fields, " +
-          s"to store and merge later with ${base}_merge.", doc.arguments,
-        derived((call, rest, p) => s"SELECT $finalize(${call("_FUNC_")}$p) FROM $rest"))
+          s"_FUNC_(${argsOf(doc)}) - The state of $base over the rows, as a struct of its state fields, " +
+            s"to store and merge later with ${base}_merge.",
+          doc.arguments,
+          derived((call, rest, p) => s"SELECT $finalize(${call("_FUNC_")}$p) FROM $rest")
+        )
       case Form.Merge => FunctionDoc(
-        s"_FUNC_(state) - Merges states made by $stateOf and returns the value of $base.",
-        Seq("state" -> s"a struct as $stateOf returns it"),
-        derived((call, rest, p) => s"SELECT _FUNC_(s$p) FROM (SELECT ${call(stateOf)} AS s FROM $rest)"))
+          s"_FUNC_(state) - Merges states made by $stateOf and returns the value of $base.",
+          Seq("state" -> s"a struct as $stateOf returns it"),
+          derived((call, rest, p) => s"SELECT _FUNC_(s$p) FROM (SELECT ${call(stateOf)} AS s FROM $rest)")
+        )
       case Form.MergeState => FunctionDoc(
-        s"_FUNC_(state) - Merges states made by $stateOf into one state (rollups of rollups).",
-        Seq("state" -> s"a struct as $stateOf returns it"),
-        derived((call, rest, p) => s"SELECT $finalize(_FUNC_(s$p)$p) FROM (SELECT ${call(stateOf)} AS s FROM $rest)"))
+          s"_FUNC_(state) - Merges states made by $stateOf into one state (rollups of rollups).",
+          Seq("state" -> s"a struct as $stateOf returns it"),
+          derived((call, rest, p) => s"SELECT $finalize(_FUNC_(s$p)$p) FROM (SELECT ${call(stateOf)} AS s FROM $rest)")
+        )
       case Form.Finalize => FunctionDoc(
-        s"_FUNC_(state) - The value of $base for one state made by $stateOf; NULL for a NULL state.",
-        Seq("state" -> s"a struct as $stateOf returns it"),
-        derived((call, rest, p) => s"SELECT _FUNC_(${call(stateOf)}$p) FROM $rest"))
+          s"_FUNC_(state) - The value of $base for one state made by $stateOf; NULL for a NULL state.",
+          Seq("state" -> s"a struct as $stateOf returns it"),
+          derived((call, rest, p) => s"SELECT _FUNC_(${call(stateOf)}$p) FROM $rest")
+        )
     }
   }
 

@@ -59,7 +59,7 @@ final class StateCodec(functionName: String, schema: StructType) {
 }
 
 object StateCodec {
-  val Magic: Byte = 0xDA.toByte
+  val Magic: Byte = 0xda.toByte
   val Version: Byte = 1
   val HeaderSize = 6
 }

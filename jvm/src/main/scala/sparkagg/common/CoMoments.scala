@@ -139,7 +139,7 @@ object Moment {
  * a NULL argument skipped, state = the moments it needs under DataFusion's names, result = `result`.
  */
 abstract class CoMomentAggregate(val name: String, pair: Boolean, stateFields: Seq[(String, Moment)])
-    extends FunctionDef {
+  extends FunctionDef {
   /** The final value from the moments: a java.lang.Double, or null. */
   def result(m: CoMoments): Any
   def resultType: DataType = DoubleType
@@ -147,20 +147,29 @@ abstract class CoMomentAggregate(val name: String, pair: Boolean, stateFields: S
 
   private val arity = if (pair) 2 else 1
   val signature: String = (if (pair) "(numeric, numeric)" else "(numeric)") + s" -> ${resultType.simpleString}"
-  private val schema = StructType(stateFields.map { case (field, moment) =>
-    StructField(field, if (moment == Moment.Count) LongType else DoubleType, nullable = false)
-  })
+  private val schema = StructType(
+    stateFields.map { case (field, moment) =>
+      StructField(field, if (moment == Moment.Count) LongType else DoubleType, nullable = false)
+    })
   private[sparkagg] val moments: Array[Moment] = stateFields.map(_._2).toArray
   // The count and the sums of squared deviations are never negative; a co-moment may be.
-  private val stateCheck = StateCheck.all(stateFields.collect {
-    case (field, Moment.Count | Moment.M2A | Moment.M2B) => StateCheck.nonNegative(field)
-  }: _*)
+  private val stateCheck = StateCheck.all(
+    stateFields.collect {
+      case (field, Moment.Count | Moment.M2A | Moment.M2B) => StateCheck.nonNegative(field)
+    }: _*)
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] =
     if (args.size == arity && args.forall(a => Types.isNumeric(a.dataType) || Types.isUntypedNull(a.dataType)))
-      Right(Bound(resultType, schema, () => new CoMomentAccumulator(this, pair), resultNullable,
-        coerceTo = Seq.fill(arity)(DoubleType), newGroupsAccumulator = Some(() => new CoMomentGroups(this, pair)),
-        stateCheck = stateCheck))
+      Right(
+        Bound(
+          resultType,
+          schema,
+          () => new CoMomentAccumulator(this, pair),
+          resultNullable,
+          coerceTo = Seq.fill(arity)(DoubleType),
+          newGroupsAccumulator = Some(() => new CoMomentGroups(this, pair)),
+          stateCheck = stateCheck
+        ))
     else Left(s"expects ${if (pair) "two arguments (y, x)" else "one argument"} of type ${Types.Numeric}")
 }
 

@@ -38,7 +38,8 @@ final class LongColumn(val values: Array[Long], val validity: Array[Long], val n
       case IntegerType | DateType => java.lang.Integer.valueOf(values(row).toInt)
       case _ => java.lang.Long.valueOf(values(row))
     }
-  override def toString: String = s"LongColumn(${(0 until numRows).map(r => if (isNullAt(r)) "NULL" else values(r)).mkString(", ")})"
+  override def toString: String =
+    s"LongColumn(${(0 until numRows).map(r => if (isNullAt(r)) "NULL" else values(r)).mkString(", ")})"
 }
 
 /** float or double, in a Double per row. */
@@ -51,7 +52,8 @@ final class DoubleColumn(val values: Array[Double], val validity: Array[Long], v
     if (isNullAt(row)) null
     else if (dataType == FloatType) java.lang.Float.valueOf(values(row).toFloat)
     else java.lang.Double.valueOf(values(row))
-  override def toString: String = s"DoubleColumn(${(0 until numRows).map(r => if (isNullAt(r)) "NULL" else values(r)).mkString(", ")})"
+  override def toString: String =
+    s"DoubleColumn(${(0 until numRows).map(r => if (isNullAt(r)) "NULL" else values(r)).mkString(", ")})"
 }
 
 /** A boolean column, e.g. the FILTER clause's mask. */
@@ -69,7 +71,8 @@ final class BooleanColumn(val values: Array[Boolean], val validity: Array[Long],
  * and what an operator gathers state lists of doubles into: no object per list.
  */
 final class DoubleListColumn(val values: Array[Double], val offsets: Array[Int], val validity: Array[Long],
-    val numRows: Int, val elementValidity: Array[Long] = null) extends Column {
+    val numRows: Int, val elementValidity: Array[Long] = null)
+  extends Column {
   lazy val hasNulls: Boolean = !Validity.allValid(validity, numRows)
   def isNullAt(row: Int): Boolean = !Validity.isValid(validity, row)
   def start(row: Int): Int = offsets(row)
@@ -100,7 +103,8 @@ final class DoubleListColumn(val values: Array[Double], val offsets: Array[Int],
  * into: no array per row until one is asked for.
  */
 final class BinaryColumn(val bytes: Array[Byte], val offsets: Array[Int], val validity: Array[Long],
-    val numRows: Int) extends Column {
+    val numRows: Int)
+  extends Column {
   lazy val hasNulls: Boolean = !Validity.allValid(validity, numRows)
   def isNullAt(row: Int): Boolean = !Validity.isValid(validity, row)
   def start(row: Int): Int = offsets(row)
@@ -117,7 +121,8 @@ object BinaryColumn {
       val n = other.numRows
       val values = Array.tabulate(n)(r => if (other.isNullAt(r)) Array.emptyByteArray else other.getBinary(r))
       val offsets = values.scanLeft(0)(_ + _.length)
-      val validity = if (!other.hasNulls) null else {
+      val validity = if (!other.hasNulls) null
+      else {
         val bits = new Array[Long](Validity.words(n))
         (0 until n).foreach(r => if (!other.isNullAt(r)) Validity.set(bits, r))
         bits

@@ -19,9 +19,9 @@ final case class Distinct(inner: FunctionDef) extends FunctionDef {
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args match {
     case Seq(arg) => inner.bind(args, ctx).map { b =>
-      val read = b.coerceTo.headOption.getOrElse(arg.dataType)
-      b.copy(newAccumulator = () => new DistinctAccumulator(b.newAccumulator(), read), newSlidingAccumulator = None)
-    }
+        val read = b.coerceTo.headOption.getOrElse(arg.dataType)
+        b.copy(newAccumulator = () => new DistinctAccumulator(b.newAccumulator(), read), newSlidingAccumulator = None)
+      }
     case _ => Left("with DISTINCT in a window takes exactly one argument")
   }
 }
@@ -41,7 +41,8 @@ final class DistinctAccumulator(inner: Accumulator, dataType: DataType) extends 
   def update(args: Values): Unit = if (!args.isNullAt(0)) {
     val k = key(args)
     val count = multiplicity.get(k)
-    if (count == null) { multiplicity.put(k, Array(1L)); inner.update(args) } else count(0) += 1
+    if (count == null) { multiplicity.put(k, Array(1L)); inner.update(args) }
+    else count(0) += 1
   }
 
   override def retract(args: Values): Unit = if (!args.isNullAt(0)) {

@@ -37,7 +37,8 @@ sealed abstract class GroupVector[A <: AnyRef](bytesPerGroup: Int) {
     val n = emit.count(len)
     val out = newArray(n)
     System.arraycopy(data, 0, out, 0, n)
-    if (n == len) { data = newArray(16); capacity = 16 } else System.arraycopy(data, n, data, 0, len - n)
+    if (n == len) { data = newArray(16); capacity = 16 }
+    else System.arraycopy(data, n, data, 0, len - n)
     len -= n
     out
   }

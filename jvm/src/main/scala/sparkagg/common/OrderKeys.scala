@@ -108,21 +108,22 @@ private[sparkagg] object OrderKeys {
   /** A row's value of type `t` (read as `physical` says) at `at` against a kept internal value, primitives
    *  unboxed; the sign of the comparison only. */
   private def compareInPlace(physical: Int, t: DataType, v: Values, at: Int, kept: Any): Int =
-    Integer.signum((physical: @scala.annotation.switch) match {
-      case 0 => java.lang.Boolean.compare(v.getBoolean(at), kept.asInstanceOf[Boolean])
-      case 1 => java.lang.Byte.compare(v.getByte(at), kept.asInstanceOf[Byte])
-      case 2 => java.lang.Short.compare(v.getShort(at), kept.asInstanceOf[Short])
-      case 3 => java.lang.Integer.compare(v.getInt(at), kept.asInstanceOf[Int])
-      case 4 => java.lang.Long.compare(v.getLong(at), kept.asInstanceOf[Long])
-      case 5 => java.lang.Float.compare(v.getFloat(at), kept.asInstanceOf[Float])
-      case 6 => java.lang.Double.compare(v.getDouble(at), kept.asInstanceOf[Double])
-      case 7 =>
-        val d = t.asInstanceOf[DecimalType]
-        v.getDecimal(at, d.precision, d.scale).compare(kept.asInstanceOf[Decimal])
-      case 8 => ByteArray.compareBinary(v.getBinary(at), kept.asInstanceOf[Array[Byte]])
-      case 9 => v.getUTF8String(at).binaryCompare(kept.asInstanceOf[org.apache.spark.unsafe.types.UTF8String])
-      case _ => compareValues(t).compare(v.get(at, t), kept)
-    })
+    Integer.signum(
+      (physical: @scala.annotation.switch) match {
+        case 0 => java.lang.Boolean.compare(v.getBoolean(at), kept.asInstanceOf[Boolean])
+        case 1 => java.lang.Byte.compare(v.getByte(at), kept.asInstanceOf[Byte])
+        case 2 => java.lang.Short.compare(v.getShort(at), kept.asInstanceOf[Short])
+        case 3 => java.lang.Integer.compare(v.getInt(at), kept.asInstanceOf[Int])
+        case 4 => java.lang.Long.compare(v.getLong(at), kept.asInstanceOf[Long])
+        case 5 => java.lang.Float.compare(v.getFloat(at), kept.asInstanceOf[Float])
+        case 6 => java.lang.Double.compare(v.getDouble(at), kept.asInstanceOf[Double])
+        case 7 =>
+          val d = t.asInstanceOf[DecimalType]
+          v.getDecimal(at, d.precision, d.scale).compare(kept.asInstanceOf[Decimal])
+        case 8 => ByteArray.compareBinary(v.getBinary(at), kept.asInstanceOf[Array[Byte]])
+        case 9 => v.getUTF8String(at).binaryCompare(kept.asInstanceOf[org.apache.spark.unsafe.types.UTF8String])
+        case _ => compareValues(t).compare(v.get(at, t), kept)
+      })
 
   /** Catalyst's internal values of one orderable type, compared as Spark sorts them (NaN greatest). */
   private def compareValues(t: DataType): Comparator[Any] = t match {
@@ -193,9 +194,10 @@ private[sparkagg] object OrderedValues {
   }
 
   /** The state of a function ordering its values: the values, and their keys as a list of structs. */
-  def stateSchema(name: String, valueType: DataType, keys: OrderKeys): StructType = StructType(Seq(
-    StructField(name, ArrayType(valueType, containsNull = true)),
-    StructField(s"${name}_orderings", ArrayType(keys.struct, containsNull = true))))
+  def stateSchema(name: String, valueType: DataType, keys: OrderKeys): StructType = StructType(
+    Seq(
+      StructField(name, ArrayType(valueType, containsNull = true)),
+      StructField(s"${name}_orderings", ArrayType(keys.struct, containsNull = true))))
 
   /** An ordered state holds one key per value. */
   def stateCheck(name: String): StateCheck = StateCheck.sameLength(name, s"${name}_orderings")
@@ -204,7 +206,7 @@ private[sparkagg] object OrderedValues {
   def argumentsOf(name: String, state: StructType, parameters: Seq[Arg]): Option[Seq[Arg]] =
     state.fields.toSeq match {
       case Seq(StructField(`name`, ArrayType(valueType, _), _, _),
-          StructField(orderings, ArrayType(keys: StructType, _), _, _)) if orderings == s"${name}_orderings" =>
+            StructField(orderings, ArrayType(keys: StructType, _), _, _)) if orderings == s"${name}_orderings" =>
         OrderKeys.fromState(keys.fields.toSeq).map(k => (Arg(valueType, nullable = true) +: parameters) ++ k)
       case _ => None
     }

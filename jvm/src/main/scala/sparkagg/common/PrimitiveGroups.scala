@@ -200,7 +200,7 @@ private[sparkagg] sealed abstract class PrimitiveFold[A <: AnyRef](values: Group
 
 /** A fold of integer-likes (integers, boolean, date, timestamps) held as Long. */
 private[sparkagg] abstract class LongFold(kind: ValueKind.LongLike, identity: Long)
-    extends PrimitiveFold[Array[Long]](new LongVector(identity)) {
+  extends PrimitiveFold[Array[Long]](new LongVector(identity)) {
   def combine(acc: Long, v: Long): Long
 
   final def fold(g: Int, c: Column, i: Int): Unit = acc(g) = combine(acc(g), kind.readLong(c, i))
@@ -211,7 +211,7 @@ private[sparkagg] abstract class LongFold(kind: ValueKind.LongLike, identity: Lo
 
 /** A fold of float or double held as Double. */
 private[sparkagg] abstract class DoubleFold(kind: ValueKind.DoubleLike, identity: Double)
-    extends PrimitiveFold[Array[Double]](new DoubleVector(identity)) {
+  extends PrimitiveFold[Array[Double]](new DoubleVector(identity)) {
   def combine(acc: Double, v: Double): Double
 
   final def fold(g: Int, c: Column, i: Int): Unit = acc(g) = combine(acc(g), kind.readDouble(c, i))

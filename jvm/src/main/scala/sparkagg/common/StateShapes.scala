@@ -24,10 +24,11 @@ object StateShapes {
 
   private def search(function: FunctionDef, state: StructType, ctx: BindContext,
       parameters: Seq[Arg]): Option[Seq[Arg]] = {
-    val shown = state.fields.toSeq.flatMap(f => f.dataType match {
-      case ArrayType(element, _) => Seq(element, f.dataType)
-      case other => Seq(other)
-    }).distinct
+    val shown = state.fields.toSeq.flatMap(f =>
+      f.dataType match {
+        case ArrayType(element, _) => Seq(element, f.dataType)
+        case other => Seq(other)
+      }).distinct
     val decimals = shown.collect { case d: DecimalType => d.scale }.distinct
       .flatMap(s => (DecimalType.MAX_PRECISION to math.max(s, 1) by -1).map(p => DecimalType(p, s)))
     val single = (shown ++ decimals ++ common).distinct
@@ -41,7 +42,9 @@ object StateShapes {
   /** Same field names and types, nullability aside (a state read back from Parquet is all nullable). */
   def sameShape(a: DataType, b: DataType): Boolean = (a, b) match {
     case (x: StructType, y: StructType) =>
-      x.length == y.length && x.fields.zip(y.fields).forall { case (f, g) => f.name == g.name && sameShape(f.dataType, g.dataType) }
+      x.length == y.length && x.fields.zip(y.fields).forall { case (f, g) =>
+        f.name == g.name && sameShape(f.dataType, g.dataType)
+      }
     case (ArrayType(x, _), ArrayType(y, _)) => sameShape(x, y)
     case (MapType(k1, v1, _), MapType(k2, v2, _)) => sameShape(k1, k2) && sameShape(v1, v2)
     case _ => a == b

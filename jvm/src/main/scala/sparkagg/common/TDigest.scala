@@ -53,9 +53,15 @@ private[sparkagg] object TDigest {
 
   /** A digest read back from a state: non-finite min / max widen to -inf / +inf, as DataFusion does. */
   def fromState(maxSize: Int, sum: Double, count: Long, max: Double, min: Double, flat: Array[Double]): TDigest =
-    new TDigest(maxSize, Array.tabulate(flat.length / 2)(i => flat(2 * i)), Array.tabulate(flat.length / 2)(i => flat(2 * i + 1)),
-      sum, count, if (java.lang.Double.isFinite(max)) max else Double.PositiveInfinity,
-      if (java.lang.Double.isFinite(min)) min else Double.NegativeInfinity)
+    new TDigest(
+      maxSize,
+      Array.tabulate(flat.length / 2)(i => flat(2 * i)),
+      Array.tabulate(flat.length / 2)(i => flat(2 * i + 1)),
+      sum,
+      count,
+      if (java.lang.Double.isFinite(max)) max else Double.PositiveInfinity,
+      if (java.lang.Double.isFinite(min)) min else Double.NegativeInfinity
+    )
 
   /** Rust's f64::min / f64::max: a NaN operand gives the other one (Java's Math.min gives NaN). */
   def rustMin(a: Double, b: Double): Double = if (a.isNaN) b else if (b.isNaN) a else math.min(a, b)
@@ -93,7 +99,8 @@ private[sparkagg] object TDigest {
       var k = 0
       var found = false
       while (!found && k < n) {
-        if (rank < t + weights(from + k)) { pos = k; found = true } else { t += weights(from + k); k += 1 }
+        if (rank < t + weights(from + k)) { pos = k; found = true }
+        else { t += weights(from + k); k += 1 }
       }
     }
     def mean(i: Int) = means(from + i)
@@ -178,9 +185,11 @@ private[sparkagg] final class DigestBuilder {
     var c = from
     var v = 0
     def takeCentroid = c < end && (v >= length || dMeans(c) < sorted(v))
-    if (takeCentroid) { start(dMeans(c), dWeights(c)); c += 1 } else { start(sorted(v), 1.0); v += 1 }
+    if (takeCentroid) { start(dMeans(c), dWeights(c)); c += 1 }
+    else { start(sorted(v), 1.0); v += 1 }
     while (c < end || v < length) {
-      if (takeCentroid) { next(dMeans(c), dWeights(c)); c += 1 } else { next(sorted(v), 1.0); v += 1 }
+      if (takeCentroid) { next(dMeans(c), dWeights(c)); c += 1 }
+      else { next(sorted(v), 1.0); v += 1 }
     }
     finish(total, hi, lo)
   }
@@ -225,7 +234,9 @@ private[sparkagg] final class DigestBuilder {
         System.arraycopy(dWeights, from, inWeights, inLength, n)
       } else {
         var i = 0
-        while (i < n) { inMeans(inLength + i) = dMeans(from + 2 * i); inWeights(inLength + i) = dMeans(from + 2 * i + 1); i += 1 }
+        while (i < n) {
+          inMeans(inLength + i) = dMeans(from + 2 * i); inWeights(inLength + i) = dMeans(from + 2 * i + 1); i += 1
+        }
       }
       inLength += n
     }
@@ -410,6 +421,7 @@ private[sparkagg] final class DigestBuilder {
 private object DigestBuilder {
   def kToQ(k: Long, d: Int): Double = {
     val kd = k.toDouble / d.toDouble
-    if (kd >= 0.5) { val base = 1.0 - kd; 1.0 - 2.0 * base * base } else 2.0 * kd * kd
+    if (kd >= 0.5) { val base = 1.0 - kd; 1.0 - 2.0 * base * base }
+    else 2.0 * kd * kd
   }
 }

@@ -17,7 +17,8 @@ import sparkagg.api._
  * one touches only its group's head), whose freed slots are reused.
  */
 private[sparkagg] final class TDigestGroups(fraction: Double, maxSize: Int, returnType: DataType, result: Double => Any,
-    weighted: Boolean, newAccumulator: () => Accumulator) extends GroupsAccumulator {
+    weighted: Boolean, newAccumulator: () => Accumulator)
+  extends GroupsAccumulator {
   private val returnsDouble = returnType == DoubleType
   private val builder = new DigestBuilder
 
@@ -59,7 +60,8 @@ private[sparkagg] final class TDigestGroups(fraction: Double, maxSize: Int, retu
   }
 
   private def gather(g: Int, value: Double, weight: Double): Unit = {
-    val slot = if (free >= 0) { val s = free; free = poolNext(s); s } else {
+    val slot = if (free >= 0) { val s = free; free = poolNext(s); s }
+    else {
       if (pooled == poolNext.length) {
         val grown = 2 * pooled
         poolValues = java.util.Arrays.copyOf(poolValues, grown)
@@ -209,11 +211,27 @@ private[sparkagg] final class TDigestGroups(fraction: Double, maxSize: Int, retu
         val from = lists.from
         val length = lists.length
         // The state's digest first, then the group's (DataFusion's order); non-finite bounds read as infinite.
-        builder.mergeTwo(size.getLong(i).toInt,
-          count.getLong(i), if (java.lang.Double.isFinite(lo)) lo else Double.NegativeInfinity,
-          if (java.lang.Double.isFinite(hi)) hi else Double.PositiveInfinity, length / 2, flat, from, flat, from + 1, 2,
-          counts.array(g), mins.array(g), maxs.array(g), lengths.array(g), means, starts.array(g), weights,
-          starts.array(g), 1)
+        builder.mergeTwo(
+          size.getLong(i).toInt,
+          count.getLong(i),
+          if (java.lang.Double.isFinite(lo)) lo else Double.NegativeInfinity,
+          if (java.lang.Double.isFinite(hi)) hi else Double.PositiveInfinity,
+          length / 2,
+          flat,
+          from,
+          flat,
+          from + 1,
+          2,
+          counts.array(g),
+          mins.array(g),
+          maxs.array(g),
+          lengths.array(g),
+          means,
+          starts.array(g),
+          weights,
+          starts.array(g),
+          1
+        )
         store(g)
       }
       i += 1
@@ -299,9 +317,14 @@ private[sparkagg] final class TDigestGroups(fraction: Double, maxSize: Int, retu
       g += 1
     }
     drop(emit)
-    Array[Column](new LongColumn(maxSizes, null, n), new DoubleColumn(stateSums, null, n),
-      new LongColumn(stateCounts, null, n), new DoubleColumn(stateMaxs, null, n), new DoubleColumn(stateMins, null, n),
-      new DoubleListColumn(flat, offsets, null, n))
+    Array[Column](
+      new LongColumn(maxSizes, null, n),
+      new DoubleColumn(stateSums, null, n),
+      new LongColumn(stateCounts, null, n),
+      new DoubleColumn(stateMaxs, null, n),
+      new DoubleColumn(stateMins, null, n),
+      new DoubleListColumn(flat, offsets, null, n)
+    )
   }
 
   /** Each kept row's one-value digest (a NULL or filtered row: an empty digest). */

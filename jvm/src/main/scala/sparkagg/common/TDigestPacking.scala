@@ -101,7 +101,8 @@ private[sparkagg] object TDigestPacking extends StatePacking {
       val length = claimed.toInt
       val at = offsets(r)
       var i = 0
-      if ((flags & UnitWeights) != 0) while (i < length / 2) { flat(at + 2 * i) = in.double(); flat(at + 2 * i + 1) = 1.0; i += 1 }
+      if ((flags & UnitWeights) != 0)
+        while (i < length / 2) { flat(at + 2 * i) = in.double(); flat(at + 2 * i + 1) = 1.0; i += 1 }
       else while (i < length) { flat(at + i) = in.double(); i += 1 }
       val centroids = length / 2
       if ((flags & UnitWeights) != 0) counts(r) = centroids
@@ -111,14 +112,21 @@ private[sparkagg] object TDigestPacking extends StatePacking {
       offsets(r + 1) = at + length
       r += 1
     }
-    Array(new LongColumn(sizes, null, n), new UnpackedSums(sums, summed, flat, offsets, n), new LongColumn(counts, null, n),
-      new DoubleColumn(maxs, null, n), new DoubleColumn(mins, null, n), new DoubleListColumn(flat, offsets, null, n))
+    Array(
+      new LongColumn(sizes, null, n),
+      new UnpackedSums(sums, summed, flat, offsets, n),
+      new LongColumn(counts, null, n),
+      new DoubleColumn(maxs, null, n),
+      new DoubleColumn(mins, null, n),
+      new DoubleListColumn(flat, offsets, null, n)
+    )
   }
 
   /** Unpacked sums: stored, or recomputed from the row's centroids when read. A merge never reads
    *  them (DataFusion's merge sums the centroids again), so it does not pay for them. */
   private final class UnpackedSums(stored: Array[Double], summed: Array[Long], flat: Array[Double],
-      offsets: Array[Int], val numRows: Int) extends Column {
+      offsets: Array[Int], val numRows: Int)
+    extends Column {
     def hasNulls: Boolean = false
     def isNullAt(row: Int): Boolean = false
     override def getDouble(row: Int): Double =
@@ -131,12 +139,13 @@ private[sparkagg] object TDigestPacking extends StatePacking {
   private final class ByteSink(capacity: Int) {
     var bytes = new Array[Byte](capacity)
     var length = 0
-    private def room(n: Int): Unit = if (length + n > bytes.length) bytes = java.util.Arrays.copyOf(bytes, math.max(2 * bytes.length, length + n))
+    private def room(n: Int): Unit =
+      if (length + n > bytes.length) bytes = java.util.Arrays.copyOf(bytes, math.max(2 * bytes.length, length + n))
     def byte(b: Int): Unit = { room(1); bytes(length) = b.toByte; length += 1 }
     def varLong(v: Long): Unit = {
       room(10)
       var z = (v << 1) ^ (v >> 63)
-      while ((z & ~0x7FL) != 0) { bytes(length) = ((z & 0x7F) | 0x80).toByte; length += 1; z >>>= 7 }
+      while ((z & ~0x7fL) != 0) { bytes(length) = ((z & 0x7f) | 0x80).toByte; length += 1; z >>>= 7 }
       bytes(length) = z.toByte
       length += 1
     }
@@ -151,18 +160,18 @@ private[sparkagg] object TDigestPacking extends StatePacking {
 
   private final class ByteSource(bytes: Array[Byte]) {
     var at = 0
-    def byte(): Int = { at += 1; bytes(at - 1) & 0xFF }
+    def byte(): Int = { at += 1; bytes(at - 1) & 0xff }
     def varLong(): Long = {
       var z = 0L
       var shift = 0
       var b = 0x80
-      while ((b & 0x80) != 0) { b = byte(); z |= (b & 0x7FL) << shift; shift += 7 }
+      while ((b & 0x80) != 0) { b = byte(); z |= (b & 0x7fL) << shift; shift += 7 }
       (z >>> 1) ^ -(z & 1)
     }
     def double(): Double = {
       var b = 0L
       var i = 7
-      while (i >= 0) { b = (b << 8) | (bytes(at + i) & 0xFFL); i -= 1 }
+      while (i >= 0) { b = (b << 8) | (bytes(at + i) & 0xffL); i -= 1 }
       at += 8
       java.lang.Double.longBitsToDouble(b)
     }

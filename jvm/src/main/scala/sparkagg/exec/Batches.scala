@@ -208,8 +208,7 @@ private final class ValueBuilder(ordinal: Int, dataType: DataType, capacity: Int
  * Values in Catalyst's own representation (UTF8String, Decimal, ArrayData, InternalRow), copied out of
  * their rows: the column of any type without a primitive layout (strings, decimals, lists, structs).
  */
-private[exec] final class CatalystColumn(values: Array[Any], validity: Array[Long], val numRows: Int)
-  extends Column {
+private[exec] final class CatalystColumn(values: Array[Any], validity: Array[Long], val numRows: Int) extends Column {
   lazy val hasNulls: Boolean = !Validity.allValid(validity, numRows)
   def isNullAt(row: Int): Boolean = !Validity.isValid(validity, row)
   override def getBoolean(row: Int): Boolean = values(row).asInstanceOf[Boolean]
@@ -218,7 +217,8 @@ private[exec] final class CatalystColumn(values: Array[Any], validity: Array[Lon
   override def getBinary(row: Int): Array[Byte] = values(row).asInstanceOf[Array[Byte]]
   override def getList(row: Int): ListValues = new ArrayValues(values(row).asInstanceOf[ArrayData])
   def get(row: Int, dataType: DataType): AnyRef = if (isNullAt(row)) null else values(row).asInstanceOf[AnyRef]
-  override def copy(row: Int, dataType: DataType): AnyRef = InternalRow.copyValue(get(row, dataType)).asInstanceOf[AnyRef]
+  override def copy(row: Int, dataType: DataType): AnyRef =
+    InternalRow.copyValue(get(row, dataType)).asInstanceOf[AnyRef]
 }
 
 /**
@@ -275,5 +275,6 @@ private[exec] final class VectorColumn(vector: ColumnVector, val numRows: Int) e
   // Boxed reads through a one-column batch's row view, which knows every type's getter.
   private lazy val single = new ColumnarBatch(Array(vector), numRows)
   def get(row: Int, dataType: DataType): AnyRef = if (isNullAt(row)) null else single.getRow(row).get(0, dataType)
-  override def copy(row: Int, dataType: DataType): AnyRef = InternalRow.copyValue(get(row, dataType)).asInstanceOf[AnyRef]
+  override def copy(row: Int, dataType: DataType): AnyRef =
+    InternalRow.copyValue(get(row, dataType)).asInstanceOf[AnyRef]
 }

@@ -36,7 +36,7 @@ private[exec] abstract class GroupMap {
 
 private[exec] object GroupMap {
   /** Fibonacci hashing: spreads keys that differ in their high bits (and sequential ones) over the slots. */
-  @inline def slot(hash: Long, mask: Int): Int = ((hash * 0x9E3779B97F4A7C15L) >>> 32).toInt & mask
+  @inline def slot(hash: Long, mask: Int): Int = ((hash * 0x9e3779b97f4a7c15L) >>> 32).toInt & mask
 
   def emitAllOnly(emit: EmitTo, what: String): Unit =
     if (emit != EmitTo.All) throw new UnsupportedOperationException(s"$what emits all its groups at once")
@@ -220,7 +220,8 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
     // Each group's key, read back from where it is kept (a key array in group order would cost a store per new group).
     val emitted = new Array[Long](count)
     var i = 0
-    if (slots != null) while (i < slots.length) { if (slots(i + 1) != 0) emitted((slots(i + 1) - 1).toInt) = slots(i); i += 2 }
+    if (slots != null)
+      while (i < slots.length) { if (slots(i + 1) != 0) emitted((slots(i + 1) - 1).toInt) = slots(i); i += 2 }
     else while (i < direct.length) { if (direct(i) != 0) emitted(direct(i) - 1) = low + i; i += 1 }
     val nulls = nullGroup
     nullGroup = -1

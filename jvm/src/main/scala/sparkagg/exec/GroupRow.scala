@@ -75,7 +75,8 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
       if (values != null) values(group) else column(i).getDouble(group)
     }
 
-  override def getUTF8String(i: Int): UTF8String = if (i < numKeys) key.getUTF8String(i) else value(i).asInstanceOf[UTF8String]
+  override def getUTF8String(i: Int): UTF8String =
+    if (i < numKeys) key.getUTF8String(i) else value(i).asInstanceOf[UTF8String]
   override def getDecimal(i: Int, precision: Int, scale: Int): Decimal =
     if (i < numKeys) key.getDecimal(i, precision, scale) else value(i).asInstanceOf[Decimal]
   override def getBinary(i: Int): Array[Byte] =
@@ -85,7 +86,8 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
       case c => c.getBinary(group)
     }
 
-  override def getInterval(i: Int): CalendarInterval = if (i < numKeys) key.getInterval(i) else value(i).asInstanceOf[CalendarInterval]
+  override def getInterval(i: Int): CalendarInterval =
+    if (i < numKeys) key.getInterval(i) else value(i).asInstanceOf[CalendarInterval]
   override def getStruct(i: Int, numFields: Int): InternalRow =
     if (i < numKeys) key.getStruct(i, numFields) else value(i).asInstanceOf[InternalRow]
   override def getMap(i: Int): MapData = if (i < numKeys) key.getMap(i) else value(i).asInstanceOf[MapData]
@@ -107,7 +109,8 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
     if (i < numKeys) key.get(i, dataType) else if (isNullAt(i)) null else value(i).asInstanceOf[AnyRef]
 
   private def column(i: Int): Column = columns(i - numKeys)
-  private def value(i: Int): Any = CatalystValues.toCatalyst(column(i).get(group, types(i - numKeys)), types(i - numKeys))
+  private def value(i: Int): Any =
+    CatalystValues.toCatalyst(column(i).get(group, types(i - numKeys)), types(i - numKeys))
 
   // One array per length, reused: the projection copies a value before the next is asked for, and packed
   // states come in a few lengths.

@@ -42,7 +42,8 @@ case class GroupedAggregateExec(
     stateAttributes: Seq[Attribute],
     resultExpressions: Seq[NamedExpression],
     child: SparkPlan,
-    columnarInput: Boolean = false) extends UnaryExecNode {
+    columnarInput: Boolean = false)
+  extends UnaryExecNode {
 
   private def functions: Seq[AccumulatorAggregate] =
     aggregateExpressions.map(_.aggregateFunction.asInstanceOf[AccumulatorAggregate])
@@ -79,7 +80,8 @@ case class GroupedAggregateExec(
     "spillSize" -> SQLMetrics.createSizeMetric(sparkContext, "spill size"),
     "numSpills" -> SQLMetrics.createMetric(sparkContext, "number of spills"),
     "numEarlyEmits" -> SQLMetrics.createMetric(sparkContext, "number of early emits (memory)"),
-    "skippedRows" -> SQLMetrics.createMetric(sparkContext, "rows passed on as states (partial aggregation skipped)"))
+    "skippedRows" -> SQLMetrics.createMetric(sparkContext, "rows passed on as states (partial aggregation skipped)")
+  )
 
   /** Whether the input arrives sorted by the group keys, so groups can be emitted as the keys change. */
   private def sortedInput: Boolean = groupingExpressions.nonEmpty &&
@@ -91,11 +93,20 @@ case class GroupedAggregateExec(
     val input = child.output
     val taskMetrics = metrics // created here, on the driver: the closure must not create them on an executor
     def aggregate(source: Either[Iterator[InternalRow], Iterator[ColumnarBatch]]): Iterator[InternalRow] = {
-      val setup = new GroupedSetup(mode, input, groupingExpressions, functions,
-        aggregateExpressions.map(_.filter), stateAttributes, resultExpressions,
-        aggregateExpressions.map(_.resultAttribute), sorted)
+      val setup = new GroupedSetup(
+        mode,
+        input,
+        groupingExpressions,
+        functions,
+        aggregateExpressions.map(_.filter),
+        stateAttributes,
+        resultExpressions,
+        aggregateExpressions.map(_.resultAttribute),
+        sorted
+      )
       val task = TaskContext.get()
-      val aggregation = new GroupedAggregation(setup, settings, source, SparkInternals.taskMemoryManager(task), taskMetrics)
+      val aggregation =
+        new GroupedAggregation(setup, settings, source, SparkInternals.taskMemoryManager(task), taskMetrics)
       task.addTaskCompletionListener[Unit](_ => aggregation.close())
       aggregation
     }

@@ -78,7 +78,8 @@ object GroupedAggregateStrategy {
   def settings(conf: SQLConf): GroupedSettings = GroupedSettings(
     batchSize = conf.getConfString(BatchSizeConf, "8192").toInt,
     skipPartialRows = conf.getConfString(SkipPartialRowsConf, "-1").toLong,
-    skipPartialRatio = conf.getConfString(SkipPartialRatioConf, "0.8").toDouble)
+    skipPartialRatio = conf.getConfString(SkipPartialRatioConf, "0.8").toDouble
+  )
 }
 
 /**

@@ -152,7 +152,8 @@ private[exec] final class GroupedAggregation(
   }
 
   private def guard[T](j: Int)(body: => T): T =
-    try body catch { case e: ArithmeticException => throw setup.functions(j).overflow(e) }
+    try body
+    catch { case e: ArithmeticException => throw setup.functions(j).overflow(e) }
 
   /** Asks the memory manager for twice the groups' current bytes, false when it refuses: the key table
    *  and the accumulators' arrays grow by doubling in the middle of a batch, and the old array lives
@@ -184,13 +185,15 @@ private[exec] final class GroupedAggregation(
     metrics("skippedRows") += n
     val states = functions.flatMap { j =>
       val filter = if (setup.filterOf(j) < 0) None else Some(columns(setup.filterOf(j)))
-      setup.calls(j).exchanged(guard(j)(accumulators(j).convertToState(Columns.of(n, setup.columnsOf(j).map(columns)), filter)), n)
+      setup.calls(j).exchanged(
+        guard(j)(accumulators(j).convertToState(Columns.of(n, setup.columnsOf(j).map(columns)), filter)), n)
     }.toArray
     rowsOf(groups.emit(EmitTo.All), n, states, setup.stateTypes.flatten)
   }
 
   /** The output rows of groups 0 until n: each group's key and columns, projected. */
-  private def rowsOf(keys: Int => InternalRow, n: Int, columns: Array[Column], types: Seq[DataType]): Iterator[InternalRow] = {
+  private def rowsOf(keys: Int => InternalRow, n: Int, columns: Array[Column], types: Seq[DataType])
+      : Iterator[InternalRow] = {
     val group = new GroupRow(setup.keyTypes, columns, types)
     new Iterator[InternalRow] {
       private var g = 0
@@ -226,7 +229,8 @@ private[exec] final class GroupedAggregation(
   private def spillGroups(): Unit = {
     catchUp()
     val n = groups.numGroups
-    val states = functions.flatMap(j => setup.calls(j).exchanged(guard(j)(accumulators(j).state(EmitTo.All)), n)).toArray
+    val states =
+      functions.flatMap(j => setup.calls(j).exchanged(guard(j)(accumulators(j).state(EmitTo.All)), n)).toArray
     val keys = groups.emit(EmitTo.All)
     release()
     val run = newSorter()
@@ -254,7 +258,9 @@ private[exec] final class GroupedAggregation(
     input = new Iterator[InternalRow] {
       private var ready = false
       def hasNext: Boolean = { if (!ready) ready = runs.next(); ready }
-      def next(): InternalRow = { if (!hasNext) throw new NoSuchElementException; ready = false; pair(runs.getKey, runs.getValue) }
+      def next(): InternalRow = {
+        if (!hasNext) throw new NoSuchElementException; ready = false; pair(runs.getKey, runs.getValue)
+      }
     }
     groups = new SortedKeyGroups(setup.keyProjection())
     batches = null

@@ -36,15 +36,18 @@ private[exec] final class GroupedSetup(
    *  filter. Plain columns of the right type are read in place, else every value is projected first. */
   private val (valueExpressions, argumentColumns, filterColumns) = {
     val perFunction: Seq[Seq[Expression]] = mode match {
-      case GroupedMode.Partial => functions.map(f => f.call.castArguments(f.children).map(BindReferences.bindReference(_, input)))
+      case GroupedMode.Partial =>
+        functions.map(f => f.call.castArguments(f.children).map(BindReferences.bindReference(_, input)))
       case GroupedMode.Final =>
         val sizes = stateTypes.map(_.size)
         val offsets = sizes.scanLeft(0)(_ + _)
-        sizes.indices.map(i => stateAttributes.slice(offsets(i), offsets(i) + sizes(i))
-          .map(BindReferences.bindReference(_: Expression, input)))
+        sizes.indices.map(i =>
+          stateAttributes.slice(offsets(i), offsets(i) + sizes(i))
+            .map(BindReferences.bindReference(_: Expression, input)))
     }
     // FILTER applies to rows; the Final node's states passed it already.
-    val boundFilters = filters.map(_.filter(_ => mode == GroupedMode.Partial).map(BindReferences.bindReference(_, input)))
+    val boundFilters =
+      filters.map(_.filter(_ => mode == GroupedMode.Partial).map(BindReferences.bindReference(_, input)))
     val all = perFunction.flatten ++ boundFilters.flatten
     val starts = perFunction.map(_.size).scanLeft(0)(_ + _)
     val columns = perFunction.indices.map(i => (starts(i) until starts(i + 1)).toArray)
@@ -59,7 +62,8 @@ private[exec] final class GroupedSetup(
   /** Constant arguments and filters (a percentile, a separator), evaluated once instead of per row. */
   private val constants: Map[Int, Any] =
     valueExpressions.zipWithIndex.collect { case (e, i) if e.foldable => i -> e.eval() }.toMap
-  private val readExpressions = valueExpressions.zipWithIndex.filterNot { case (_, i) => constants.contains(i) }.map(_._1)
+  private val readExpressions =
+    valueExpressions.zipWithIndex.filterNot { case (_, i) => constants.contains(i) }.map(_._1)
 
   /** Whether every other argument and filter is a plain input column of the type it is read as. */
   val inPlace: Boolean = readExpressions.forall(_.isInstanceOf[BoundReference])
@@ -76,10 +80,11 @@ private[exec] final class GroupedSetup(
     if (constants.isEmpty) read
     else {
       val fromRows = read.iterator
-      Array.tabulate(valueExpressions.size)(i => constants.get(i) match {
-        case Some(value) => new ConstantColumn(value, numRows)
-        case None => fromRows.next()
-      })
+      Array.tabulate(valueExpressions.size)(i =>
+        constants.get(i) match {
+          case Some(value) => new ConstantColumn(value, numRows)
+          case None => fromRows.next()
+        })
     }
 
   /** The value columns function `j` reads, and the column of its filter (-1: none). */

@@ -21,7 +21,9 @@ object ApproxDistinct extends FunctionDef {
     arguments = Seq("expr" -> "an integer type, date, timestamp, string or binary"),
     examples = Seq(
       "SELECT _FUNC_(col) FROM VALUES (1), (2), (2), (NULL), (3) AS tab(col)" -> "3",
-      "SELECT _FUNC_(col) FROM VALUES ('a') AS tab(col) WHERE col > 'b'" -> "0"))
+      "SELECT _FUNC_(col) FROM VALUES ('a') AS tab(col) WHERE col > 'b'" -> "0"
+    )
+  )
 
   private val state = StructType(Seq(StructField("hll_registers", BinaryType, nullable = false)))
   private val registersCheck = StateCheck.binaryLength("hll_registers", HyperLogLogAccumulator.Registers)
@@ -29,12 +31,12 @@ object ApproxDistinct extends FunctionDef {
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) if Types.isIntegral(t) || t == DateType || t == TimestampType || t == TimestampNTZType =>
       Right(Bound(LongType, state, () => new HyperLogLogAccumulator(new ValueKind.LongLike(t)), nullable = false,
-        stateCheck = registersCheck))
+          stateCheck = registersCheck))
     case Seq(t @ (_: StringType | BinaryType)) =>
       Right(Bound(LongType, state, () => new HyperLogLogAccumulator(null, isString = t != BinaryType),
-        nullable = false, stateCheck = registersCheck))
+          nullable = false, stateCheck = registersCheck))
     case _ => Left("expects one argument of an integer type, date, timestamp, string or binary " +
-      "(floats, decimals and booleans are not supported)")
+        "(floats, decimals and booleans are not supported)")
   }
 }
 

@@ -15,10 +15,15 @@ import sparkagg.common._
  * `_merge` and `_finalize` return a double: the state does not say which type made it.
  */
 private[sparkagg] object ApproxPercentile {
-  val state: StructType = StructType(Seq(
-    StructField("max_size", LongType), StructField("sum", DoubleType), StructField("count", LongType),
-    StructField("max", DoubleType), StructField("min", DoubleType),
-    StructField("centroids", ArrayType(DoubleType, containsNull = true))))
+  val state: StructType = StructType(
+    Seq(
+      StructField("max_size", LongType),
+      StructField("sum", DoubleType),
+      StructField("count", LongType),
+      StructField("max", DoubleType),
+      StructField("min", DoubleType),
+      StructField("centroids", ArrayType(DoubleType, containsNull = true))
+    ))
 
   /** What a digest's state always is: max_size > 0, count not negative, centroids as (mean, weight)
    *  pairs without NULLs, in the order of their means, no weight below zero. */
@@ -42,7 +47,8 @@ private[sparkagg] object ApproxPercentile {
           fault(s"mean $mean of centroid $c is below the mean ${list.getDouble(2 * c - 2)} before it")
         else None
       }.nextOption()
-    })
+    }
+  )
 
   /** The argument types and the result type, and how a double estimate becomes the result. */
   def resultOf(t: DataType): Option[(DataType, Double => Any)] = t match {
@@ -67,10 +73,11 @@ private[sparkagg] object ApproxPercentile {
   def maxSize(m: Option[Arg]): Either[String, Int] = m match {
     case None => Right(TDigest.DefaultMaxSize)
     case Some(a) => a.constant match {
-      case Some(n: java.lang.Number) if Types.isIntegral(a.dataType) && n.longValue > 0 && n.longValue <= Int.MaxValue =>
-        Right(n.intValue)
-      case _ => Left("expects max_size, the t-digest's number of centroids, as a constant integer > 0")
-    }
+        case Some(n: java.lang.Number)
+            if Types.isIntegral(a.dataType) && n.longValue > 0 && n.longValue <= Int.MaxValue =>
+          Right(n.intValue)
+        case _ => Left("expects max_size, the t-digest's number of centroids, as a constant integer > 0")
+      }
   }
 
   /** A state's arguments: a double value, then the parameters (the state forgets the input type). */
@@ -94,7 +101,7 @@ private[sparkagg] object ApproxPercentile {
           bound(types.head, f, size, weighted, coerceTo = Seq.fill(values)(DoubleType) ++ rest.map(_.dataType))
         }
       case _ => Left(s"expects $usage with numeric expr${if (weighted) " and weight" else ""}, a constant p in " +
-        "[0, 1] and a constant integer max_size > 0")
+          "[0, 1] and a constant integer max_size > 0")
     }
   }
 
@@ -104,9 +111,16 @@ private[sparkagg] object ApproxPercentile {
     val newAccumulator = () =>
       if (weighted) new WeightedApproxPercentileAccumulator(fraction, size, result)
       else new ApproxPercentileAccumulator(fraction, size, result)
-    Bound(returnType, state, newAccumulator, coerceTo = coerceTo,
-      newGroupsAccumulator = Some(() => new TDigestGroups(fraction, size, returnType, result, weighted, newAccumulator)),
-      packing = Some(TDigestPacking), stateCheck = stateCheck)
+    Bound(
+      returnType,
+      state,
+      newAccumulator,
+      coerceTo = coerceTo,
+      newGroupsAccumulator = Some(() =>
+        new TDigestGroups(fraction, size, returnType, result, weighted, newAccumulator)),
+      packing = Some(TDigestPacking),
+      stateCheck = stateCheck
+    )
   }
 }
 
@@ -130,7 +144,9 @@ object ApproxPercentileCont extends FunctionDef {
       "SELECT _FUNC_(col, 0.5) FROM VALUES (1.0D), (2.0D), (3.0D), (4.0D), (NULL) AS tab(col)" -> "2.5",
       "SELECT _FUNC_(col, 0.5) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "2",
       "SELECT _FUNC_(0.75) WITHIN GROUP (ORDER BY col DESC) FROM VALUES (1.0D), (2.0D), (3.0D), (4.0D) AS tab(col)" ->
-        "1.5"))
+        "1.5"
+    )
+  )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] =
     ApproxPercentile.bind(name, args, values = 1, weighted = false)
@@ -156,7 +172,9 @@ object ApproxPercentileContWithWeight extends FunctionDef {
       "max_size" -> "a constant integer > 0, default 100"),
     examples = Seq(
       "SELECT _FUNC_(col, w, 0.5) FROM VALUES (1.0D, 1), (2.0D, 1), (3.0D, 10) AS tab(col, w)" -> "2.0",
-      "SELECT _FUNC_(w, 0.9) WITHIN GROUP (ORDER BY col) FROM VALUES (1, 1), (2, 1), (3, 10) AS tab(col, w)" -> "3"))
+      "SELECT _FUNC_(w, 0.9) WITHIN GROUP (ORDER BY col) FROM VALUES (1, 1), (2, 1), (3, 10) AS tab(col, w)" -> "3"
+    )
+  )
 
   // WITHIN GROUP puts the key first: (x, weight, p [, max_size], descending), as the direct call.
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] =
@@ -174,7 +192,8 @@ object ApproxMedian extends FunctionDef {
     arguments = Seq("expr" -> Types.Numeric),
     examples = Seq(
       "SELECT _FUNC_(col) FROM VALUES (1.0D), (2.0D), (9.0D) AS tab(col)" -> "2.0",
-      "SELECT _FUNC_(col) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "2"))
+      "SELECT _FUNC_(col) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "2")
+  )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) if ApproxPercentile.resultOf(t).isDefined =>
@@ -226,7 +245,7 @@ final class ApproxPercentileAccumulator(fraction: Double, maxSize: Int, result: 
     val list = state.getList(5)
     val flat = Array.tabulate(list.numElements)(list.getDouble)
     mergeFirst(Seq(TDigest.fromState(state.getLong(0).toInt, state.getDouble(1), state.getLong(2),
-      state.getDouble(3), state.getDouble(4), flat)))
+          state.getDouble(3), state.getDouble(4), flat)))
   }
 
   def state(): Array[Any] = {

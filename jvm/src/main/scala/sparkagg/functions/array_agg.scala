@@ -28,17 +28,19 @@ object ArrayAgg extends FunctionDef {
       "SELECT _FUNC_(col) FROM VALUES (1) AS tab(col) WHERE col > 1" -> "NULL",
       "SELECT _FUNC_(col) WITHIN GROUP (ORDER BY t DESC) FROM VALUES ('a', 1), ('b', 3), (NULL, 2) AS tab(col, t)" ->
         "[b, null, a]",
-      "SELECT _FUNC_(col) FILTER (WHERE col IS NOT NULL) FROM VALUES (1), (NULL), (2) AS tab(col)" -> "[1, 2]"),
-    note = "IGNORE NULLS is written FILTER (WHERE expr IS NOT NULL).")
+      "SELECT _FUNC_(col) FILTER (WHERE col IS NOT NULL) FROM VALUES (1), (NULL), (2) AS tab(col)" -> "[1, 2]"
+    ),
+    note = "IGNORE NULLS is written FILTER (WHERE expr IS NOT NULL)."
+  )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = OrderKeys.of(args).flatMap { keys =>
     args.filter(_.sortKey.isEmpty).map(_.dataType) match {
       case Seq(t) =>
         val list = ArrayType(t, containsNull = true)
         if (keys.isEmpty) Right(Bound(list, StructType(Seq(StructField(name, list))), () => new ArrayAggAccumulator(t),
-          newGroupsAccumulator = Some(() => new ArrayAggGroups(t))))
+            newGroupsAccumulator = Some(() => new ArrayAggGroups(t))))
         else Right(Bound(list, OrderedValues.stateSchema(name, t, keys), () => new OrderedArrayAggAccumulator(t, keys),
-          stateCheck = OrderedValues.stateCheck(name)))
+            stateCheck = OrderedValues.stateCheck(name)))
       case _ => Left("expects exactly one argument")
     }
   }
@@ -145,7 +147,9 @@ private[sparkagg] final class ArrayAggGroups(elementType: DataType) extends Grou
           val until = at + endToEnd.length(i)
           while (at < until) {
             val slot = slotFor(g)
-            if (!endToEnd.isElementNull(at)) { Validity.set(present, slot); elements.putDouble(slot, endToEnd.values(at)) }
+            if (!endToEnd.isElementNull(at)) {
+              Validity.set(present, slot); elements.putDouble(slot, endToEnd.values(at))
+            }
             at += 1
           }
         } else {
@@ -217,8 +221,10 @@ private[sparkagg] final class ArrayAggGroups(elementType: DataType) extends Grou
   override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
     val column = values.column(0)
     val f = filter.orNull
-    Array(new ObjectColumn(Array.tabulate[Any](values.numRows)(i =>
-      if (GroupsAccumulator.keep(f, i)) Array[Any](column.copy(i, elementType)) else Array.empty[Any])))
+    Array(
+      new ObjectColumn(
+        Array.tabulate[Any](values.numRows)(i =>
+          if (GroupsAccumulator.keep(f, i)) Array[Any](column.copy(i, elementType)) else Array.empty[Any])))
   }
   override def supportsConvertToState: Boolean = true
 
@@ -240,7 +246,8 @@ private sealed abstract class ElementPool {
   def put(slot: Int, column: Column, row: Int): Unit
   def putElement(slot: Int, list: ListValues, j: Int): Unit
   /** A double element (the pool of a list of doubles). */
-  def putDouble(slot: Int, value: Double): Unit = throw new UnsupportedOperationException(s"${getClass.getSimpleName} holds no doubles")
+  def putDouble(slot: Int, value: Double): Unit =
+    throw new UnsupportedOperationException(s"${getClass.getSimpleName} holds no doubles")
   def move(from: Int, to: Int): Unit
   /** Forgets the slots [from, until). */
   def clear(from: Int, until: Int): Unit
@@ -266,7 +273,8 @@ private sealed abstract class ElementPool {
     i == until
   }
 
-  protected final def boxed(order: Array[Int], from: Int, until: Int, present: Array[Long], value: Int => Any): Array[Any] = {
+  protected final def boxed(order: Array[Int], from: Int, until: Int, present: Array[Long], value: Int => Any)
+      : Array[Any] = {
     val out = new Array[Any](until - from)
     var i = from
     while (i < until) { if (Validity.isValid(present, order(i))) out(i - from) = value(order(i)); i += 1 }
@@ -302,7 +310,8 @@ private final class PrimitivePool(doubles: Boolean) extends ElementPool {
     else {
       val n = offsets.length - 1
       val flat = new Array[Double](order.length)
-      val elementValidity = if (allPresent(order, 0, order.length, present)) null else new Array[Long](Validity.words(flat.length))
+      val elementValidity =
+        if (allPresent(order, 0, order.length, present)) null else new Array[Long](Validity.words(flat.length))
       var i = 0
       while (i < flat.length) {
         if (Validity.isValid(present, order(i))) {

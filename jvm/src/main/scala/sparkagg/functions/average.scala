@@ -21,10 +21,13 @@ object Avg extends FunctionDef {
     arguments = Seq("expr" -> Types.Numeric),
     examples = Seq(
       "SELECT _FUNC_(col) FROM VALUES (1), (2), (NULL), (4) AS tab(col)" -> "2.3333333333333335",
-      "SELECT _FUNC_(col) FROM VALUES (1.00BD), (2.00BD), (2.00BD) AS tab(col)" -> "1.666666"))
+      "SELECT _FUNC_(col) FROM VALUES (1.00BD), (2.00BD), (2.00BD) AS tab(col)" -> "1.666666"
+    )
+  )
 
-  private def stateOf(sumType: DataType): StructType = StructType(Seq(
-    StructField("count", LongType, nullable = false), StructField("sum", sumType)))
+  private def stateOf(sumType: DataType): StructType = StructType(
+    Seq(
+      StructField("count", LongType, nullable = false), StructField("sum", sumType)))
   private val countCheck = StateCheck.nonNegative("count")
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
@@ -32,10 +35,17 @@ object Avg extends FunctionDef {
       val sumType = Types.widenDecimal(t, 10, 0)
       val out = Types.widenDecimal(t, 4, 4)
       Right(Bound(out, stateOf(sumType), () => new DecimalAvgAccumulator(t, sumType, out, ctx.failOnOverflow),
-        stateCheck = countCheck))
+          stateCheck = countCheck))
     case Seq(t) if Types.isNumeric(t) || Types.isUntypedNull(t) =>
-      Right(Bound(DoubleType, stateOf(DoubleType), () => new DoubleAvgAccumulator, coerceTo = Seq(DoubleType),
-        newGroupsAccumulator = Some(() => new DoubleAvgGroups), stateCheck = countCheck))
+      Right(
+        Bound(
+          DoubleType,
+          stateOf(DoubleType),
+          () => new DoubleAvgAccumulator,
+          coerceTo = Seq(DoubleType),
+          newGroupsAccumulator = Some(() => new DoubleAvgGroups),
+          stateCheck = countCheck
+        ))
     case _ => Left(s"expects one argument of type ${Types.Numeric}")
   }
 }
@@ -57,7 +67,8 @@ final class DoubleAvgAccumulator extends Accumulator {
 }
 
 final class DecimalAvgAccumulator(in: DecimalType, sumType: DecimalType, out: DecimalType,
-    failOnOverflow: Boolean) extends Accumulator {
+    failOnOverflow: Boolean)
+  extends Accumulator {
   private val sum = new DecimalSumCount(in, sumType, failOnOverflow, "avg")
 
   def update(args: Values): Unit = sum.update(args)

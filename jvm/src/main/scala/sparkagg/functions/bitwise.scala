@@ -17,13 +17,14 @@ sealed abstract class Bitwise(val name: String, val identity: Long, example: (St
   val doc = FunctionDoc(
     usage = s"_FUNC_(expr) - The bitwise ${name.stripPrefix("bit_").toUpperCase} of the non-NULL values of expr.",
     arguments = Seq("expr" -> "an integer type: tinyint, smallint, int or bigint"),
-    examples = Seq(example))
+    examples = Seq(example)
+  )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) if Types.isIntegral(t) =>
       val kind = new ValueKind.LongLike(t)
       Right(Bound(t, StructType(Seq(StructField(name, t))), () => new BitwiseAccumulator(this, kind),
-        newGroupsAccumulator = Some(() => new FoldGroups(new BitwiseFold(this, kind)))))
+          newGroupsAccumulator = Some(() => new FoldGroups(new BitwiseFold(this, kind)))))
     case _ => Left("expects one argument of an integer type (tinyint, smallint, int, bigint)")
   }
 }
@@ -32,7 +33,8 @@ final class BitwiseAccumulator(fn: Bitwise, kind: ValueKind.LongLike) extends Ac
   private var value = fn.identity
   private var count = 0L
 
-  def update(args: Values): Unit = if (!args.isNullAt(0)) { value = fn.combine(value, kind.readLong(args, 0)); count += 1 }
+  def update(args: Values): Unit =
+    if (!args.isNullAt(0)) { value = fn.combine(value, kind.readLong(args, 0)); count += 1 }
   // Only bit_xor is retractable: xor is its own inverse.
   override def retract(args: Values): Unit =
     if (!args.isNullAt(0)) { value = fn.combine(value, kind.readLong(args, 0)); count -= 1 }
@@ -44,17 +46,17 @@ final class BitwiseAccumulator(fn: Bitwise, kind: ValueKind.LongLike) extends Ac
 }
 
 object BitAnd extends Bitwise("bit_and", -1L,
-  "SELECT _FUNC_(col) FROM VALUES (3), (5) AS tab(col)" -> "1") {
+    "SELECT _FUNC_(col) FROM VALUES (3), (5) AS tab(col)" -> "1") {
   private[sparkagg] def combine(acc: Long, v: Long): Long = acc & v
 }
 
 object BitOr extends Bitwise("bit_or", 0L,
-  "SELECT _FUNC_(col) FROM VALUES (3), (5) AS tab(col)" -> "7") {
+    "SELECT _FUNC_(col) FROM VALUES (3), (5) AS tab(col)" -> "7") {
   private[sparkagg] def combine(acc: Long, v: Long): Long = acc | v
 }
 
 object BitXor extends Bitwise("bit_xor", 0L,
-  "SELECT _FUNC_(col) FROM VALUES (3), (5), (NULL) AS tab(col)" -> "6") {
+    "SELECT _FUNC_(col) FROM VALUES (3), (5), (NULL) AS tab(col)" -> "6") {
   private[sparkagg] def combine(acc: Long, v: Long): Long = acc ^ v
   override private[sparkagg] def retractable: Boolean = true
 }

@@ -14,20 +14,27 @@ sealed abstract class BoolAggregate(val name: String, isAnd: Boolean, example: (
     usage = s"_FUNC_(expr) - True if ${if (isAnd) "all" else "any"} of the non-NULL values of expr " +
       s"${if (isAnd) "are" else "is"} true; NULL if there are none.",
     arguments = Seq("expr" -> "boolean"),
-    examples = Seq(example))
+    examples = Seq(example)
+  )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(BooleanType | NullType) =>
-      Right(Bound(BooleanType, StructType(Seq(StructField(name, BooleanType))), () => new BoolAccumulator(isAnd),
-        coerceTo = Seq(BooleanType), newGroupsAccumulator = Some(() => new BoolGroups(isAnd))))
+      Right(
+        Bound(
+          BooleanType,
+          StructType(Seq(StructField(name, BooleanType))),
+          () => new BoolAccumulator(isAnd),
+          coerceTo = Seq(BooleanType),
+          newGroupsAccumulator = Some(() => new BoolGroups(isAnd))
+        ))
     case _ => Left("expects one boolean argument")
   }
 }
 
 object BoolAnd extends BoolAggregate("bool_and", isAnd = true,
-  "SELECT _FUNC_(col) FROM VALUES (true), (false), (NULL) AS tab(col)" -> "false")
+    "SELECT _FUNC_(col) FROM VALUES (true), (false), (NULL) AS tab(col)" -> "false")
 object BoolOr extends BoolAggregate("bool_or", isAnd = false,
-  "SELECT _FUNC_(col) FROM VALUES (true), (false), (NULL) AS tab(col)" -> "true")
+    "SELECT _FUNC_(col) FROM VALUES (true), (false), (NULL) AS tab(col)" -> "true")
 
 final class BoolAccumulator(isAnd: Boolean) extends Accumulator {
   private var value = isAnd

@@ -9,12 +9,14 @@ import sparkagg.common.Moment._
  * with fewer than two pairs (DataFusion 51's rule; 50 gave 0.0 for one) and when either variance is 0.
  * State: count, mean1, m2_1, mean2, m2_2, algo_const. Retractable.
  */
-object Corr extends CoMomentAggregate("corr", pair = true, Seq("count" -> Count, "mean1" -> MeanA,
-    "m2_1" -> M2A, "mean2" -> MeanB, "m2_2" -> M2B, "algo_const" -> CoMoment)) {
+object Corr extends CoMomentAggregate("corr", pair = true,
+    Seq("count" -> Count, "mean1" -> MeanA,
+      "m2_1" -> M2A, "mean2" -> MeanB, "m2_2" -> M2B, "algo_const" -> CoMoment)) {
   val doc = FunctionDoc(
     usage = "_FUNC_(y, x) - Pearson's correlation coefficient of the pairs where neither is NULL.",
     arguments = Seq("y" -> sparkagg.api.Types.Numeric, "x" -> sparkagg.api.Types.Numeric),
-    examples = Seq("SELECT _FUNC_(y, x) FROM VALUES (1, 2), (2, 4), (3, 7) AS tab(y, x)" -> "0.9933992677987828"))
+    examples = Seq("SELECT _FUNC_(y, x) FROM VALUES (1, 2), (2, 4), (3, 7) AS tab(y, x)" -> "0.9933992677987828")
+  )
 
   def result(m: CoMoments): Any =
     if (m.n < 2 || m.m2A == 0 || m.m2B == 0) null else m.c / math.sqrt(m.m2A * m.m2B)

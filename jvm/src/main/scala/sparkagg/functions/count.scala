@@ -20,13 +20,23 @@ object Count extends FunctionDef {
     examples = Seq(
       "SELECT _FUNC_(*) FROM VALUES (NULL), (5), (5), (20) AS tab(col)" -> "4",
       "SELECT _FUNC_(col) FROM VALUES (NULL), (5), (5), (20) AS tab(col)" -> "3",
-      "SELECT _FUNC_(DISTINCT col) FROM VALUES (NULL), (5), (5), (10) AS tab(col)" -> "2"))
+      "SELECT _FUNC_(DISTINCT col) FROM VALUES (NULL), (5), (5), (10) AS tab(col)" -> "2"
+    )
+  )
 
   private val state = StructType(Seq(StructField("count", LongType, nullable = false)))
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] =
-    Right(Bound(LongType, state, () => new CountAccumulator(args.size), nullable = false,
-      newGroupsAccumulator = Some(() => new CountGroups(args.size)), stateCheck = StateCheck.nonNegative("count")))
+    Right(
+      Bound(
+        LongType,
+        state,
+        () => new CountAccumulator(args.size),
+        nullable = false,
+        newGroupsAccumulator = Some(() => new CountGroups(args.size)),
+        stateCheck = StateCheck.nonNegative(
+          "count")
+      ))
 }
 
 final class CountAccumulator(arity: Int) extends Accumulator {

@@ -10,23 +10,25 @@ import sparkagg.common.Moment._
  * algo_const (the co-moment). Retractable (DataFusion is not: sparkagg runs Welford backwards).
  */
 sealed abstract class Covariance(name: String, sample: Boolean, example: (String, String))
-    extends CoMomentAggregate(name, pair = true,
-      Seq("count" -> Count, "mean1" -> MeanA, "mean2" -> MeanB, "algo_const" -> CoMoment)) {
+  extends CoMomentAggregate(name, pair = true,
+    Seq("count" -> Count, "mean1" -> MeanA, "mean2" -> MeanB, "algo_const" -> CoMoment)) {
   val doc = FunctionDoc(
     usage = s"_FUNC_(y, x) - The ${if (sample) "sample" else "population"} covariance of the pairs " +
       "where neither is NULL.",
     arguments = Seq("y" -> sparkagg.api.Types.Numeric, "x" -> sparkagg.api.Types.Numeric),
-    examples = Seq(example))
+    examples = Seq(example)
+  )
 
   def result(m: CoMoments): Any = {
     val denominator = if (sample) m.n - 1 else m.n
-    if (denominator <= 0) { if (!sample && m.n == 1) 0.0 else null } else m.c / denominator
+    if (denominator <= 0) { if (!sample && m.n == 1) 0.0 else null }
+    else m.c / denominator
   }
 }
 
 object CovarSamp extends Covariance("covar_samp", sample = true,
-  "SELECT _FUNC_(y, x) FROM VALUES (1, 1), (2, 3), (4, 5) AS tab(y, x)" -> "3.0") {
+    "SELECT _FUNC_(y, x) FROM VALUES (1, 1), (2, 3), (4, 5) AS tab(y, x)" -> "3.0") {
   override val aliases = Seq("covar")
 }
 object CovarPop extends Covariance("covar_pop", sample = false,
-  "SELECT _FUNC_(y, x) FROM VALUES (1, 1), (2, 3), (4, 5) AS tab(y, x)" -> "2.0")
+    "SELECT _FUNC_(y, x) FROM VALUES (1, 1), (2, 3), (4, 5) AS tab(y, x)" -> "2.0")

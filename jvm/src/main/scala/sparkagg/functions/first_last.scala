@@ -22,15 +22,16 @@ sealed abstract class FirstLast(val name: String, last: Boolean, examples: Seq[(
       "when ignore_nulls is true.",
     arguments = Seq("expr" -> "any type", "ignore_nulls" -> "a constant boolean, false by default",
       "key" -> Types.Orderable),
-    examples = examples)
+    examples = examples
+  )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = OrderKeys.of(args).flatMap { keys =>
     val ignoreNulls = args.filter(_.sortKey.isEmpty) match {
       case Seq(_) => Right(false)
       case Seq(_, flag) => flag.constant match {
-        case Some(b: Boolean) if flag.dataType == BooleanType => Right(b)
-        case _ => Left("expects a constant boolean ignore_nulls as its second argument")
-      }
+          case Some(b: Boolean) if flag.dataType == BooleanType => Right(b)
+          case _ => Left("expects a constant boolean ignore_nulls as its second argument")
+        }
       case _ => Left("expects one argument and an optional constant boolean ignore_nulls")
     }
     ignoreNulls.map { ignore =>
@@ -48,29 +49,41 @@ sealed abstract class FirstLast(val name: String, last: Boolean, examples: Seq[(
     }
 }
 
-object FirstValue extends FirstLast("first_value", last = false, Seq(
-  "SELECT _FUNC_(col) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "NULL",
-  "SELECT _FUNC_(col, true) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "30",
-  "SELECT _FUNC_(col) WITHIN GROUP (ORDER BY t DESC) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "10"))
+object FirstValue extends FirstLast(
+    "first_value",
+    last = false,
+    Seq(
+      "SELECT _FUNC_(col) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "NULL",
+      "SELECT _FUNC_(col, true) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "30",
+      "SELECT _FUNC_(col) WITHIN GROUP (ORDER BY t DESC) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "10"
+    )
+  )
 
-object LastValue extends FirstLast("last_value", last = true, Seq(
-  "SELECT _FUNC_(col) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "10",
-  "SELECT _FUNC_(col) WITHIN GROUP (ORDER BY t DESC) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "NULL",
-  "SELECT _FUNC_(col, true) WITHIN GROUP (ORDER BY t DESC) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "30"))
+object LastValue extends FirstLast(
+    "last_value",
+    last = true,
+    Seq(
+      "SELECT _FUNC_(col) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "10",
+      "SELECT _FUNC_(col) WITHIN GROUP (ORDER BY t DESC) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "NULL",
+      "SELECT _FUNC_(col, true) WITHIN GROUP (ORDER BY t DESC) FROM VALUES (10, 3), (NULL, 1), (30, 2) AS tab(col, t)" -> "30"
+    )
+  )
 
 /** The chosen value, its keys and whether one was chosen; `keyOffset` is where the keys start in a row. */
 final class FirstLastAccumulator(valueType: DataType, keys: OrderKeys, keyOffset: Int, last: Boolean,
-    ignoreNulls: Boolean) extends Accumulator {
+    ignoreNulls: Boolean)
+  extends Accumulator {
   private var value: Any = null
   private var keyRow: Array[Any] = null
   private var set = false
 
   /** Whether the row `v`, with keys from `keysAt` (arriving after the chosen one), replaces it. */
   private def replaces(v: Values, keysAt: Int): Boolean =
-    !set || (if (keys.isEmpty) last else {
-      val c = keys.compareRow(v, keysAt, keyRow)
-      if (last) c >= 0 else c < 0
-    })
+    !set || (if (keys.isEmpty) last
+             else {
+               val c = keys.compareRow(v, keysAt, keyRow)
+               if (last) c >= 0 else c < 0
+             })
 
   private def offer(v: Values, valueAt: Int, keysAt: Int): Unit = if (replaces(v, keysAt)) {
     value = if (v.isNullAt(valueAt)) null else v.copy(valueAt, valueType)

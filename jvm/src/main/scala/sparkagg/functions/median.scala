@@ -23,15 +23,25 @@ object Median extends FunctionDef {
     examples = Seq(
       "SELECT _FUNC_(col) FROM VALUES (1), (2), (9) AS tab(col)" -> "2",
       "SELECT _FUNC_(col) FROM VALUES (1), (2) AS tab(col)" -> "1",
-      "SELECT _FUNC_(col) FROM VALUES (1.0D), (2.0D), (NULL) AS tab(col)" -> "1.5"))
+      "SELECT _FUNC_(col) FROM VALUES (1.0D), (2.0D), (NULL) AS tab(col)" -> "1.5"
+    )
+  )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) if Types.isNumeric(t) =>
       val state = StructType(Seq(StructField(name, ArrayType(t, containsNull = true))))
-      Right(Bound(t, state, () => t match {
-        case d: DecimalType => new DecimalMedianAccumulator(d)
-        case _ => new MedianAccumulator(ValueKind.of(t))
-      }, stateCheck = StateCheck.noNullElements(name)))
+      Right(
+        Bound(
+          t,
+          state,
+          () =>
+            t match {
+              case d: DecimalType => new DecimalMedianAccumulator(d)
+              case _ => new MedianAccumulator(ValueKind.of(t))
+            },
+          stateCheck = StateCheck.noNullElements(
+            name)
+        ))
     case _ => Left(s"expects one argument of type ${Types.Numeric}")
   }
 
@@ -82,24 +92,26 @@ final class MedianAccumulator(kind: ValueKind) extends Accumulator {
     val list = state.getList(0)
     var j = 0
     while (j < list.numElements) {
-      if (!list.isNullAt(j)) values.add(kind.dataType match {
-        case LongType => list.getLong(j)
-        case DoubleType => encode(list.getDouble(j))
-        case t =>
-          val x = list.copy(j, t).asInstanceOf[Number]
-          if (floating) encode(x.doubleValue) else x.longValue
-      })
+      if (!list.isNullAt(j)) values.add(
+        kind.dataType match {
+          case LongType => list.getLong(j)
+          case DoubleType => encode(list.getDouble(j))
+          case t =>
+            val x = list.copy(j, t).asInstanceOf[Number]
+            if (floating) encode(x.doubleValue) else x.longValue
+        })
       j += 1
     }
   }
 
   // Sorted, so a state's bytes do not depend on whether it was evaluated (which sorts in place); bigint
   // and double lists leave unboxed: a group of millions of values is one array, not millions of objects.
-  def state(): Array[Any] = Array({ values.sortInPlace(); kind.dataType } match {
-    case LongType => java.util.Arrays.copyOf(values.values, values.length)
-    case DoubleType => Array.tabulate(values.length)(j => decode(values.values(j)))
-    case _ => Array.tabulate[Any](values.length)(j => box(values.values(j)))
-  })
+  def state(): Array[Any] = Array(
+    { values.sortInPlace(); kind.dataType } match {
+      case LongType => java.util.Arrays.copyOf(values.values, values.length)
+      case DoubleType => Array.tabulate(values.length)(j => decode(values.values(j)))
+      case _ => Array.tabulate[Any](values.length)(j => box(values.values(j)))
+    })
 
   def evaluate(): Any =
     if (values.length == 0) null

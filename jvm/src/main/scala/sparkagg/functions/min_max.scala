@@ -13,39 +13,44 @@ import sparkagg.common._
  * greater than every number: max is NaN as soon as one NaN is present, min ignores NaN unless every
  * value is NaN. State: min (or max) of the input type. Sliding frames retract through a monotonic queue.
  */
-sealed abstract class MinMax(val name: String, isMax: Boolean, example: (String, String))
-    extends FunctionDef {
+sealed abstract class MinMax(val name: String, isMax: Boolean, example: (String, String)) extends FunctionDef {
   val signature = s"(${Types.Orderable}) -> same type"
   val doc = FunctionDoc(
     usage = s"_FUNC_(expr) - Returns the ${if (isMax) "largest" else "smallest"} non-NULL value of expr " +
       "(NaN sorts above every other number).",
     arguments = Seq("expr" -> Types.Orderable),
-    examples = Seq(example))
+    examples = Seq(example)
+  )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) if Types.isOrderable(t) =>
       val state = StructType(Seq(StructField(name, t)))
       val kind = ValueKind.of(t)
-      Right(Bound(t, state,
-        () => kind match {
-          case k: ValueKind.LongLike => new LongMinMaxAccumulator(k, isMax)
-          case k: ValueKind.DoubleLike => new DoubleMinMaxAccumulator(k, isMax)
-          case k => new ObjectMinMaxAccumulator(k, isMax)
-        },
-        newSlidingAccumulator = Some(() => new SlidingMinMaxAccumulator(kind, isMax)),
-        newGroupsAccumulator = kind match {
-          case k: ValueKind.LongLike => Some(() => new FoldGroups(new LongMinMaxFold(k, isMax)))
-          case k: ValueKind.DoubleLike => Some(() => new FoldGroups(new DoubleMinMaxFold(k, isMax)))
-          case _ => None
-        }))
+      Right(
+        Bound(
+          t,
+          state,
+          () =>
+            kind match {
+              case k: ValueKind.LongLike => new LongMinMaxAccumulator(k, isMax)
+              case k: ValueKind.DoubleLike => new DoubleMinMaxAccumulator(k, isMax)
+              case k => new ObjectMinMaxAccumulator(k, isMax)
+            },
+          newSlidingAccumulator = Some(() => new SlidingMinMaxAccumulator(kind, isMax)),
+          newGroupsAccumulator = kind match {
+            case k: ValueKind.LongLike => Some(() => new FoldGroups(new LongMinMaxFold(k, isMax)))
+            case k: ValueKind.DoubleLike => Some(() => new FoldGroups(new DoubleMinMaxFold(k, isMax)))
+            case _ => None
+          }
+        ))
     case _ => Left(s"expects one argument of type ${Types.Orderable}")
   }
 }
 
 object Min extends MinMax("min", isMax = false,
-  "SELECT _FUNC_(col) FROM VALUES (10), (-1), (NULL), (20) AS tab(col)" -> "-1")
+    "SELECT _FUNC_(col) FROM VALUES (10), (-1), (NULL), (20) AS tab(col)" -> "-1")
 object Max extends MinMax("max", isMax = true,
-  "SELECT _FUNC_(col) FROM VALUES (10.0D), (double('NaN')), (20.0D) AS tab(col)" -> "NaN")
+    "SELECT _FUNC_(col) FROM VALUES (10.0D), (double('NaN')), (20.0D) AS tab(col)" -> "NaN")
 
 final class LongMinMaxAccumulator(kind: ValueKind.LongLike, isMax: Boolean) extends Accumulator {
   private var best = 0L
@@ -145,7 +150,7 @@ final class SlidingMinMaxAccumulator(kind: ValueKind, isMax: Boolean) extends Ac
  * timestamps): the fold starts at the type's far end, so the loop only compares.
  */
 private[sparkagg] final class LongMinMaxFold(kind: ValueKind.LongLike, isMax: Boolean)
-    extends LongFold(kind, if (isMax) Long.MinValue else Long.MaxValue) {
+  extends LongFold(kind, if (isMax) Long.MinValue else Long.MaxValue) {
   def combine(acc: Long, v: Long): Long = if (isMax) math.max(acc, v) else math.min(acc, v)
 }
 
@@ -156,7 +161,7 @@ private[sparkagg] final class LongMinMaxFold(kind: ValueKind.LongLike, isMax: Bo
  * only when strictly beyond it, as in [[DoubleMinMaxAccumulator]].
  */
 private[sparkagg] final class DoubleMinMaxFold(kind: ValueKind.DoubleLike, isMax: Boolean)
-    extends DoubleFold(kind, if (isMax) Double.NegativeInfinity else Double.NaN) {
+  extends DoubleFold(kind, if (isMax) Double.NegativeInfinity else Double.NaN) {
   def combine(acc: Double, v: Double): Double = {
     val c = java.lang.Double.compare(v, acc)
     if (if (isMax) c > 0 else c < 0) v else acc

@@ -21,7 +21,9 @@ object NthValue extends FunctionDef {
     examples = Seq(
       "SELECT _FUNC_(col, 2) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (20, 1), (30, 2) AS tab(col, t)" -> "30",
       "SELECT _FUNC_(col, -1) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (20, 1), (30, 2) AS tab(col, t)" -> "10",
-      "SELECT _FUNC_(col, 4) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (20, 1), (30, 2) AS tab(col, t)" -> "NULL"))
+      "SELECT _FUNC_(col, 4) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (20, 1), (30, 2) AS tab(col, t)" -> "NULL"
+    )
+  )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = OrderKeys.of(args).flatMap { keys =>
     args.filter(_.sortKey.isEmpty) match {
@@ -32,10 +34,12 @@ object NthValue extends FunctionDef {
             val list = ArrayType(t, containsNull = true)
             val (state, values) =
               if (keys.isEmpty) (StructType(Seq(StructField(name, list))), () => new ArrayAggAccumulator(t))
-              else (OrderedValues.stateSchema(name, t, keys), () => new OrderedArrayAggAccumulator(t, keys, keyOffset = 2))
+              else
+                (OrderedValues.stateSchema(name, t, keys), () => new OrderedArrayAggAccumulator(t, keys, keyOffset = 2))
             Right(Bound(t, state, () => new NthValueAccumulator(values(), k.longValue),
-              stateCheck = if (keys.isEmpty) StateCheck.AcceptAll else OrderedValues.stateCheck(name)))
-          case _ => Left("expects a constant integer n other than 0 as its second argument (1 is the first row, -1 the last)")
+                stateCheck = if (keys.isEmpty) StateCheck.AcceptAll else OrderedValues.stateCheck(name)))
+          case _ =>
+            Left("expects a constant integer n other than 0 as its second argument (1 is the first row, -1 the last)")
         }
       case _ => Left("expects two arguments: a value and a constant integer n")
     }

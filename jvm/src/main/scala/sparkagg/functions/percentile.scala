@@ -20,7 +20,9 @@ object PercentileCont extends FunctionDef {
     arguments = Seq("p" -> "a constant in [0, 1]", "expr" -> Types.Numeric),
     examples = Seq(
       "SELECT _FUNC_(0.25) WITHIN GROUP (ORDER BY col) FROM VALUES (0), (10), (20), (30), (NULL) AS tab(col)" -> "7.5",
-      "SELECT _FUNC_(0.25) WITHIN GROUP (ORDER BY col DESC) FROM VALUES (0), (10), (20), (30) AS tab(col)" -> "22.5"))
+      "SELECT _FUNC_(0.25) WITHIN GROUP (ORDER BY col DESC) FROM VALUES (0), (10), (20), (30) AS tab(col)" -> "22.5"
+    )
+  )
 
   private val state = StructType(Seq(StructField(name, ArrayType(DoubleType, containsNull = true))))
 
@@ -34,12 +36,19 @@ object PercentileCont extends FunctionDef {
       fraction match {
         case Some(f) if f >= 0 && f <= 1 && Types.isNumeric(p.dataType) =>
           val fromTop = rest.exists(_.constant.contains(true))
-          Right(Bound(DoubleType, state, () => new PercentileContAccumulator(if (fromTop) 1 - f else f),
-            coerceTo = Seq(DoubleType, p.dataType) ++ rest.map(_ => BooleanType), stateCheck = StateCheck.noNullElements(name)))
+          Right(
+            Bound(
+              DoubleType,
+              state,
+              () => new PercentileContAccumulator(if (fromTop) 1 - f else f),
+              coerceTo = Seq(DoubleType, p.dataType) ++ rest.map(_ => BooleanType),
+              stateCheck = StateCheck.noNullElements(
+                name)
+            ))
         case _ => Left("expects a constant percentile p in [0, 1]")
       }
     case _ => Left(s"expects (p) WITHIN GROUP (ORDER BY expr) with p a constant in [0, 1] and expr of type " +
-      Types.Numeric)
+        Types.Numeric)
   }
 }
 

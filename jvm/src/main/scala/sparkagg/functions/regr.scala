@@ -11,12 +11,14 @@ import sparkagg.common.Moment._
  * Retractable.
  */
 sealed abstract class Regression(name: String, usage: String, example: (String, String))
-    extends CoMomentAggregate(name, pair = true, Seq("count" -> Count, "mean_x" -> MeanB, "mean_y" -> MeanA,
+  extends CoMomentAggregate(name, pair = true,
+    Seq("count" -> Count, "mean_x" -> MeanB, "mean_y" -> MeanA,
       "m2_x" -> M2B, "m2_y" -> M2A, "algo_const" -> CoMoment)) {
   val doc = FunctionDoc(
     usage = s"_FUNC_(y, x) - $usage, over the pairs where neither y nor x is NULL.",
     arguments = Seq("y" -> s"the dependent variable: ${Types.Numeric}", "x" -> "the independent variable: same"),
-    examples = Seq(example))
+    examples = Seq(example)
+  )
 
   /** A moment-based result, NULL for an empty input. */
   protected def nonEmpty(m: CoMoments)(value: => Double): Any = if (m.n == 0) null else value
@@ -30,45 +32,45 @@ private object Example {
 }
 
 object RegrSlope extends Regression("regr_slope", "The slope of the least-squares line",
-  s"SELECT _FUNC_(y, x) ${Example.data}" -> "0.9285714285714286") {
+    s"SELECT _FUNC_(y, x) ${Example.data}" -> "0.9285714285714286") {
   def result(m: CoMoments): Any = slope(m)
 }
 object RegrIntercept extends Regression("regr_intercept", "The y-intercept of the least-squares line",
-  s"SELECT _FUNC_(y, x) ${Example.data}" -> "0.5") {
+    s"SELECT _FUNC_(y, x) ${Example.data}" -> "0.5") {
   def result(m: CoMoments): Any = slope(m) match {
     case null => null
     case s: Double => m.meanA - s * m.meanB
   }
 }
 object RegrCount extends Regression("regr_count", "The number of pairs",
-  s"SELECT _FUNC_(y, x) ${Example.data}" -> "3") {
+    s"SELECT _FUNC_(y, x) ${Example.data}" -> "3") {
   override def resultType: DataType = LongType
   override def resultNullable: Boolean = false
   def result(m: CoMoments): Any = m.n
 }
 /** NULL for constant y as well as constant x, as DataFusion does (PostgreSQL and Spark give 1.0 there). */
 object RegrR2 extends Regression("regr_r2", "The coefficient of determination of the least-squares line",
-  s"SELECT _FUNC_(y, x) ${Example.data}" -> "0.8622448979591837") {
+    s"SELECT _FUNC_(y, x) ${Example.data}" -> "0.8622448979591837") {
   def result(m: CoMoments): Any =
     if (m.n < 2 || m.m2B == 0 || m.m2A == 0) null else m.c * m.c / (m.m2B * m.m2A)
 }
 object RegrAvgx extends Regression("regr_avgx", "The mean of x",
-  s"SELECT _FUNC_(y, x) ${Example.data}" -> "2.3333333333333335") {
+    s"SELECT _FUNC_(y, x) ${Example.data}" -> "2.3333333333333335") {
   def result(m: CoMoments): Any = nonEmpty(m)(m.meanB)
 }
 object RegrAvgy extends Regression("regr_avgy", "The mean of y",
-  s"SELECT _FUNC_(y, x) ${Example.data}" -> "2.6666666666666665") {
+    s"SELECT _FUNC_(y, x) ${Example.data}" -> "2.6666666666666665") {
   def result(m: CoMoments): Any = nonEmpty(m)(m.meanA)
 }
 object RegrSxx extends Regression("regr_sxx", "The sum of squares of x's deviations from its mean",
-  s"SELECT _FUNC_(y, x) ${Example.data}" -> "4.666666666666667") {
+    s"SELECT _FUNC_(y, x) ${Example.data}" -> "4.666666666666667") {
   def result(m: CoMoments): Any = nonEmpty(m)(m.m2B)
 }
 object RegrSyy extends Regression("regr_syy", "The sum of squares of y's deviations from its mean",
-  s"SELECT _FUNC_(y, x) ${Example.data}" -> "4.666666666666667") {
+    s"SELECT _FUNC_(y, x) ${Example.data}" -> "4.666666666666667") {
   def result(m: CoMoments): Any = nonEmpty(m)(m.m2A)
 }
 object RegrSxy extends Regression("regr_sxy", "The sum of products of x's and y's deviations from their means",
-  s"SELECT _FUNC_(y, x) ${Example.data}" -> "4.333333333333333") {
+    s"SELECT _FUNC_(y, x) ${Example.data}" -> "4.333333333333333") {
   def result(m: CoMoments): Any = nonEmpty(m)(m.c)
 }

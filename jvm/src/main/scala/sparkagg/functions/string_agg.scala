@@ -25,7 +25,9 @@ object StringAgg extends FunctionDef {
       "SELECT _FUNC_(col, '-') FROM VALUES ('a'), (NULL), ('a') AS tab(col)" -> "a-a",
       "SELECT _FUNC_(col, ', ') FROM VALUES (CAST(NULL AS STRING)) AS tab(col)" -> "NULL",
       "SELECT _FUNC_(col, ',') WITHIN GROUP (ORDER BY t) FROM VALUES ('a', 3), (NULL, 1), ('c', 2) AS tab(col, t)" ->
-        "c,a"))
+        "c,a"
+    )
+  )
 
   private val state = StructType(Seq(StructField(name, StringType)))
 
@@ -38,9 +40,15 @@ object StringAgg extends FunctionDef {
             if (keys.isEmpty)
               Right(Bound(StringType, state, () => new StringAggAccumulator(delimiter.getBytes), coerceTo = coerce))
             else
-              Right(Bound(StringType, OrderedValues.stateSchema(name, StringType, keys),
-                () => new OrderedStringAggAccumulator(delimiter.getBytes, keys), coerceTo = coerce,
-                stateCheck = OrderedValues.stateCheck(name)))
+              Right(
+                Bound(
+                  StringType,
+                  OrderedValues.stateSchema(name, StringType, keys),
+                  () => new OrderedStringAggAccumulator(delimiter.getBytes, keys),
+                  coerceTo = coerce,
+                  stateCheck = OrderedValues.stateCheck(
+                    name)
+                ))
           case _ => Left("expects a constant string as its delimiter (the second argument)")
         }
       case _ => Left("expects two arguments: a string and a constant string delimiter")

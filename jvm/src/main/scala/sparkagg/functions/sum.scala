@@ -23,24 +23,40 @@ object Sum extends FunctionDef {
     examples = Seq(
       "SELECT _FUNC_(col) FROM VALUES (5), (10), (15) AS tab(col)" -> "30",
       "SELECT _FUNC_(col) FROM VALUES (NULL), (NULL) AS tab(col)" -> "NULL",
-      "SELECT _FUNC_(col) FROM VALUES (1.5D), (2.25D) AS tab(col)" -> "3.75"))
+      "SELECT _FUNC_(col) FROM VALUES (1.5D), (2.25D) AS tab(col)" -> "3.75"
+    )
+  )
 
-  def stateOf(sumType: DataType): StructType = StructType(Seq(
-    StructField("sum", sumType), StructField("count", LongType, nullable = false)))
+  def stateOf(sumType: DataType): StructType = StructType(
+    Seq(
+      StructField("sum", sumType), StructField("count", LongType, nullable = false)))
   private val countCheck = StateCheck.nonNegative("count")
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) if Types.isIntegral(t) || Types.isUntypedNull(t) =>
-      Right(Bound(LongType, stateOf(LongType), () => new LongSumAccumulator(ctx.failOnOverflow),
-        coerceTo = Seq(LongType), newGroupsAccumulator = Some(() => new LongSumGroups(ctx.failOnOverflow)),
-        stateCheck = countCheck))
+      Right(
+        Bound(
+          LongType,
+          stateOf(LongType),
+          () => new LongSumAccumulator(ctx.failOnOverflow),
+          coerceTo = Seq(LongType),
+          newGroupsAccumulator = Some(() => new LongSumGroups(ctx.failOnOverflow)),
+          stateCheck = countCheck
+        ))
     case Seq(t) if Types.isFloating(t) =>
-      Right(Bound(DoubleType, stateOf(DoubleType), () => new DoubleSumAccumulator, coerceTo = Seq(DoubleType),
-        newGroupsAccumulator = Some(() => new DoubleSumGroups), stateCheck = countCheck))
+      Right(
+        Bound(
+          DoubleType,
+          stateOf(DoubleType),
+          () => new DoubleSumAccumulator,
+          coerceTo = Seq(DoubleType),
+          newGroupsAccumulator = Some(() => new DoubleSumGroups),
+          stateCheck = countCheck
+        ))
     case Seq(t: DecimalType) =>
       val out = Types.widenDecimal(t, 10, 0)
       Right(Bound(out, stateOf(out), () => new DecimalSumAccumulator(t, out, ctx.failOnOverflow),
-        stateCheck = countCheck))
+          stateCheck = countCheck))
     case _ => Left(s"expects one argument of type ${Types.Numeric}")
   }
 }
@@ -91,8 +107,7 @@ final class DoubleSumAccumulator extends Accumulator {
   def size: Long = 64
 }
 
-final class DecimalSumAccumulator(in: DecimalType, out: DecimalType, failOnOverflow: Boolean)
-    extends Accumulator {
+final class DecimalSumAccumulator(in: DecimalType, out: DecimalType, failOnOverflow: Boolean) extends Accumulator {
   private val sum = new DecimalSumCount(in, out, failOnOverflow, "sum")
 
   def update(args: Values): Unit = sum.update(args)

@@ -10,12 +10,13 @@ import sparkagg.common.Moment._
  * population forms 0. State: count, mean, m2 (Welford). Retractable.
  */
 sealed abstract class VarianceFamily(name: String, sample: Boolean, root: Boolean, example: (String, String))
-    extends CoMomentAggregate(name, pair = false, Seq("count" -> Count, "mean" -> MeanA, "m2" -> M2A)) {
+  extends CoMomentAggregate(name, pair = false, Seq("count" -> Count, "mean" -> MeanA, "m2" -> M2A)) {
   val doc = FunctionDoc(
     usage = s"_FUNC_(expr) - The ${if (sample) "sample" else "population"} " +
       s"${if (root) "standard deviation" else "variance"} of the non-NULL values of expr.",
     arguments = Seq("expr" -> sparkagg.api.Types.Numeric),
-    examples = Seq(example))
+    examples = Seq(example)
+  )
 
   def result(m: CoMoments): Any = {
     val denominator = if (sample) m.n - 1 else m.n
@@ -25,16 +26,16 @@ sealed abstract class VarianceFamily(name: String, sample: Boolean, root: Boolea
 }
 
 object VarSamp extends VarianceFamily("var_samp", sample = true, root = false,
-  "SELECT _FUNC_(col) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "1.6666666666666667") {
+    "SELECT _FUNC_(col) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "1.6666666666666667") {
   override val aliases = Seq("var", "var_sample")
 }
 object VarPop extends VarianceFamily("var_pop", sample = false, root = false,
-  "SELECT _FUNC_(col) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "1.25") {
+    "SELECT _FUNC_(col) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "1.25") {
   override val aliases = Seq("var_population")
 }
 object Stddev extends VarianceFamily("stddev", sample = true, root = true,
-  "SELECT _FUNC_(col) FROM VALUES (2), (4), (4), (4), (5), (5), (7), (9) AS tab(col)" -> "2.138089935299395") {
+    "SELECT _FUNC_(col) FROM VALUES (2), (4), (4), (4), (5), (5), (7), (9) AS tab(col)" -> "2.138089935299395") {
   override val aliases = Seq("stddev_samp")
 }
 object StddevPop extends VarianceFamily("stddev_pop", sample = false, root = true,
-  "SELECT _FUNC_(col) FROM VALUES (2), (4), (4), (4), (5), (5), (7), (9) AS tab(col)" -> "2.0")
+    "SELECT _FUNC_(col) FROM VALUES (2), (4), (4), (4), (5), (5), (7), (9) AS tab(col)" -> "2.0")

@@ -28,15 +28,16 @@ abstract class FinalizeUdf[R](function: FunctionDef) extends Serializable {
   /** UDF1.call: each class names UDF1 among its own interfaces, as registerJavaFunction requires. */
   def call(state: Row): R =
     (if (state == null) null
-    else {
-      if (state.schema != schema) bind(state.schema)
-      evaluate(state)
-    }).asInstanceOf[R]
+     else {
+       if (state.schema != schema) bind(state.schema)
+       evaluate(state)
+     }).asInstanceOf[R]
 
   private def bind(stateSchema: StructType): Unit = {
     val ctx = BindContext(failOnOverflow = true)
-    val args = StateShapes.argumentsFor(function, stateSchema, ctx).getOrElse(throw new IllegalArgumentException(
-      s"${getClass.getSimpleName}: ${stateSchema.simpleString} is not a state of ${function.name}"))
+    val args = StateShapes.argumentsFor(function, stateSchema, ctx).getOrElse(
+      throw new IllegalArgumentException(
+        s"${getClass.getSimpleName}: ${stateSchema.simpleString} is not a state of ${function.name}"))
     val call = sparkagg.catalyst.Call(function, getClass.getName, args, ctx)
     val bound = call.bound
     val toInternal = CatalystTypeConverters.createToCatalystConverter(stateSchema)

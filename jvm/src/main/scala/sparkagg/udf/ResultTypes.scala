@@ -13,7 +13,7 @@ import sparkagg.functions._
  * type passed Spark never looks at these classes (the values returned are Double, BigDecimal, ...).
  */
 abstract class ResultTypeRequired(udfClass: Class[_], function: FunctionDef, example: String)
-    extends UserDefinedType[AnyRef] {
+  extends UserDefinedType[AnyRef] {
   throw new UnsupportedOperationException(
     s"${udfClass.getName} returns what df_${function.name}_finalize returns for the state, whose type follows " +
       s"the values that made it (${function.name}: ${function.signature}), so registerJavaFunction cannot " +

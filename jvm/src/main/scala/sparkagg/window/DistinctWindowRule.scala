@@ -15,9 +15,10 @@ import sparkagg.common.Distinct
 object DistinctWindowRule extends Rule[LogicalPlan] {
   override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
     case node => node.transformExpressionsUp {
-      case w @ WindowExpression(a @ AggregateExpression(f: AccumulatorAggregate, _, true, _, _), _)
-          if f.form == Form.Plain && f.childrenResolved =>
-        w.copy(windowFunction = a.copy(aggregateFunction = f.copy(function = Distinct(f.function)), isDistinct = false))
-    }
+        case w @ WindowExpression(a @ AggregateExpression(f: AccumulatorAggregate, _, true, _, _), _)
+            if f.form == Form.Plain && f.childrenResolved =>
+          w.copy(windowFunction = a.copy(aggregateFunction = f.copy(function = Distinct(f.function)),
+            isDistinct = false))
+      }
   }
 }

@@ -23,7 +23,8 @@ case class SlidingWindowExec(
     windowExpression: Seq[NamedExpression],
     partitionSpec: Seq[Expression],
     orderSpec: Seq[SortOrder],
-    child: SparkPlan) extends UnaryExecNode {
+    child: SparkPlan)
+  extends UnaryExecNode {
 
   override def output: Seq[Attribute] = child.output ++ windowExpression.map(_.toAttribute)
 
@@ -47,7 +48,10 @@ case class SlidingWindowExec(
     child.execute().mapPartitions { rows =>
       val partitionKey = UnsafeProjection.create(partitionSpec, input)
       val buffer = new ExternalAppendOnlyUnsafeRowArray(inMemoryThreshold, spillSize, spillThreshold, spillSize)
-      val evaluators = frames.map(f => new FrameEvaluator(f, f.function.call.argumentProjection(f.function.children.map(BindReferences.bindReference(_, input))), new FrameBounds(f, input)))
+      val evaluators = frames.map(f =>
+        new FrameEvaluator(
+          f, f.function.call.argumentProjection(f.function.children.map(BindReferences.bindReference(_, input))),
+          new FrameBounds(f, input)))
       val results = new SpecificInternalRow(windowExpression.map(_.dataType))
       val join = new JoinedRow
       val toOutput = UnsafeProjection.create(outputSchema, outputSchema)
@@ -93,11 +97,11 @@ private[window] object SlidingFrame {
    *  timestamps. Year-month and calendar intervals stay with Spark. */
   private def offsetFits(key: DataType, bound: Expression): Boolean = bound match {
     case Literal(_, t) => (key, t) match {
-      case (DateType | TimestampType | TimestampNTZType, _: DayTimeIntervalType) => true
-      case (DateType, IntegerType) => true
-      case (DateType | TimestampType | TimestampNTZType, _) => false
-      case (_, t) => Types.isNumeric(t) && !t.isInstanceOf[DecimalType]
-    }
+        case (DateType | TimestampType | TimestampNTZType, _: DayTimeIntervalType) => true
+        case (DateType, IntegerType) => true
+        case (DateType | TimestampType | TimestampNTZType, _) => false
+        case (_, t) => Types.isNumeric(t) && !t.isInstanceOf[DecimalType]
+      }
     case _ => true
   }
 
@@ -105,16 +109,20 @@ private[window] object SlidingFrame {
    *  over one numeric order key, without FILTER. The state forms stay with Spark's window, which runs
    *  their host (this operator updates with rows and returns values). */
   def unapply(e: NamedExpression): Option[SlidingFrame] = e match {
-    case Alias(WindowExpression(AggregateExpression(f: AccumulatorAggregate, _, false, None, _),
-        WindowSpecDefinition(_, order, SpecifiedWindowFrame(frameType, lower, upper))), _) if f.form == Form.Plain =>
+    case Alias(
+          WindowExpression(AggregateExpression(f: AccumulatorAggregate, _, false, None, _),
+            WindowSpecDefinition(_, order, SpecifiedWindowFrame(frameType, lower, upper))),
+          _
+        ) if f.form == Form.Plain =>
       frameType match {
         case RowFrame => for (l <- bound(lower, 0); u <- bound(upper, 0)) yield SlidingFrame(f, l, u)
         case RangeFrame => order match {
-          case Seq(key) if rangeKeyKind(key.dataType).isDefined && offsetFits(key.dataType, lower) &&
-              offsetFits(key.dataType, upper) =>
-            for (l <- bound(lower, 0); u <- bound(upper, 0)) yield SlidingFrame(f, l, u, Some(key))
-          case _ => None
-        }
+            case Seq(key)
+                if rangeKeyKind(key.dataType).isDefined && offsetFits(key.dataType, lower) &&
+                  offsetFits(key.dataType, upper) =>
+              for (l <- bound(lower, 0); u <- bound(upper, 0)) yield SlidingFrame(f, l, u, Some(key))
+            case _ => None
+          }
       }
     case _ => None
   }
@@ -194,11 +202,13 @@ private[window] final class FrameBounds(frame: SlidingFrame, input: Seq[Attribut
 
   /** Row j sorts before row i's frame (its key is below key_i + lower, in the sort direction). */
   private def before(j: Int, i: Int): Boolean =
-    if (nullKey(i)) !nullKey(j) && !nullsFirstOf(j) else if (nullKey(j)) nullsFirstOf(j) else compare(j, i, lowerOffset.get) < 0
+    if (nullKey(i)) !nullKey(j) && !nullsFirstOf(j)
+    else if (nullKey(j)) nullsFirstOf(j) else compare(j, i, lowerOffset.get) < 0
 
   /** Row j sorts after row i's frame. */
   private def after(j: Int, i: Int): Boolean =
-    if (nullKey(i)) !nullKey(j) && nullsFirstOf(j) else if (nullKey(j)) !nullsFirstOf(j) else compare(j, i, upperOffset.get) > 0
+    if (nullKey(i)) !nullKey(j) && nullsFirstOf(j)
+    else if (nullKey(j)) !nullsFirstOf(j) else compare(j, i, upperOffset.get) > 0
 
   private def nullsFirstOf(j: Int): Boolean = frame.rangeKey.get.nullOrdering == NullsFirst
 
@@ -325,7 +335,8 @@ private[window] final class PartitionIterator(
     evaluators: Seq[FrameEvaluator],
     results: SpecificInternalRow,
     join: JoinedRow,
-    toOutput: UnsafeProjection) extends Iterator[InternalRow] {
+    toOutput: UnsafeProjection)
+  extends Iterator[InternalRow] {
 
   private var pending: UnsafeRow = if (input.hasNext) input.next() else null
   private var current: Iterator[UnsafeRow] = Iterator.empty

@@ -12,8 +12,9 @@ import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
  */
 case class SlidingWindowStrategy(spark: SparkSession) extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
-    case w: Window if SlidingWindowStrategy.enabled(spark) && w.windowExpressions.nonEmpty &&
-        w.windowExpressions.forall(e => SlidingFrame.unapply(e).isDefined) =>
+    case w: Window
+        if SlidingWindowStrategy.enabled(spark) && w.windowExpressions.nonEmpty &&
+          w.windowExpressions.forall(e => SlidingFrame.unapply(e).isDefined) =>
       SlidingWindowExec(w.windowExpressions, w.partitionSpec, w.orderSpec, planLater(w.child)) :: Nil
     case _ => Nil
   }

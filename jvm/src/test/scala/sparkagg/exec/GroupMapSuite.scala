@@ -29,7 +29,9 @@ class GroupMapSuite extends AnyFunSuite {
   private def emitted(map: LongKeyMap): Seq[Option[Long]] = {
     val n = map.numGroups
     val key = map.emit(EmitTo.All)
-    (0 until n).map { g => val row = key(g); if (row.isNullAt(0)) None else Some(row.getLong(0)) }
+    (0 until n).map { g =>
+      val row = key(g); if (row.isNullAt(0)) None else Some(row.getLong(0))
+    }
   }
 
   test("keys in a dense range: numbered in order of first sight, NULL a group of its own, no hashing") {

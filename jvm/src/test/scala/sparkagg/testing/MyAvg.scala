@@ -18,8 +18,8 @@ object MyAvg extends FunctionDef {
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) if Types.isNumeric(t) =>
       Right(Bound(DoubleType,
-        StructType(Seq(StructField("n", LongType), StructField("total", DoubleType))),
-        () => new MyAvgAccumulator, coerceTo = Seq(DoubleType)))
+          StructType(Seq(StructField("n", LongType), StructField("total", DoubleType))),
+          () => new MyAvgAccumulator, coerceTo = Seq(DoubleType)))
     case _ => Left("expects one numeric argument")
   }
 }
