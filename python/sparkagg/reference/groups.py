@@ -172,13 +172,11 @@ class NullState:
 
     ``accumulate`` calls ``value_fn(group, value)`` for every non-NULL, not filtered-out value and
     marks its group as seen; ``build(emit_to)`` returns the emitted groups' validity (True: seen, so
-    the value is meaningful; False: the output is NULL) and drops them. The four input shapes take
-    four loops, as in DataFusion; ``last_path`` names the one the last call took:
-    ``"no_filter_no_nulls"``, ``"no_filter_nulls"``, ``"filter_no_nulls"``, ``"filter_nulls"``."""
+    the value is meaningful; False: the output is NULL) and drops them. The four input shapes (filter
+    or not, NULLs or not) take four loops, as in DataFusion and the JVM's NullState."""
 
     def __init__(self) -> None:
         self.seen_values: list[bool] = []
-        self.last_path: str | None = None
 
     def size(self) -> int:
         return len(self.seen_values) // 8 + 1
@@ -196,24 +194,20 @@ class NullState:
         keep = _filter_list(opt_filter, len(data))
         has_nulls = values.null_count > 0
         if keep is None and not has_nulls:
-            self.last_path = "no_filter_no_nulls"
             for g, v in zip(group_indices, data):
                 seen[g] = True
                 value_fn(g, v)
         elif keep is None:
-            self.last_path = "no_filter_nulls"
             for g, v in zip(group_indices, data):
                 if v is not None:
                     seen[g] = True
                     value_fn(g, v)
         elif not has_nulls:
-            self.last_path = "filter_no_nulls"
             for g, v, k in zip(group_indices, data, keep):
                 if k:
                     seen[g] = True
                     value_fn(g, v)
         else:
-            self.last_path = "filter_nulls"
             for g, v, k in zip(group_indices, data, keep):
                 if k and v is not None:
                     seen[g] = True
