@@ -7,6 +7,8 @@
 import java.io.File
 
 val sparkVersion = "4.3.0"
+// What differs between Spark minors lives in jvm/src/main/scala-spark-<minor>/ (docs/spark-versions.md).
+val sparkMinor = sparkVersion.split('.').take(2).mkString(".")
 
 lazy val sparkJarsDir: File = {
   val explicit = sys.props.get("sparkagg.sparkJars").orElse(sys.env.get("SPARKAGG_SPARK_JARS")).map(file)
@@ -32,6 +34,7 @@ lazy val root = (project in file("."))
     name := "sparkagg",
     Compile / scalaSource := baseDirectory.value / "jvm" / "src" / "main" / "scala",
     Compile / javaSource := baseDirectory.value / "jvm" / "src" / "main" / "java",
+    Compile / unmanagedSourceDirectories += baseDirectory.value / "jvm" / "src" / "main" / s"scala-spark-$sparkMinor",
     Test / scalaSource := baseDirectory.value / "jvm" / "src" / "test" / "scala",
     Test / javaSource := baseDirectory.value / "jvm" / "src" / "test" / "java",
     Test / resourceDirectory := baseDirectory.value / "jvm" / "src" / "test" / "resources",

@@ -4,6 +4,7 @@ import java.util.Comparator
 
 import scala.collection.mutable.ArrayBuffer
 
+import org.apache.spark.sql.sparkagg.SparkInternals
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.ByteArray
 import sparkagg.api._
@@ -121,7 +122,8 @@ private[sparkagg] object OrderKeys {
           val d = t.asInstanceOf[DecimalType]
           v.getDecimal(at, d.precision, d.scale).compare(kept.asInstanceOf[Decimal])
         case 8 => ByteArray.compareBinary(v.getBinary(at), kept.asInstanceOf[Array[Byte]])
-        case 9 => v.getUTF8String(at).binaryCompare(kept.asInstanceOf[org.apache.spark.unsafe.types.UTF8String])
+        case 9 =>
+          SparkInternals.compareUtf8(v.getUTF8String(at), kept.asInstanceOf[org.apache.spark.unsafe.types.UTF8String])
         case _ => compareValues(t).compare(v.get(at, t), kept)
       })
 

@@ -2,6 +2,7 @@ package sparkagg.common
 
 import java.util.Comparator
 
+import org.apache.spark.sql.sparkagg.SparkInternals
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.{ByteArray, UTF8String}
 import sparkagg.api.{Column, Values}
@@ -70,7 +71,7 @@ private[sparkagg] object ValueKind {
     val ordering: Comparator[AnyRef] = dataType match {
       case _: DecimalType => (a, b) => a.asInstanceOf[Decimal].compare(b.asInstanceOf[Decimal])
       case BinaryType => (a, b) => ByteArray.compareBinary(a.asInstanceOf[Array[Byte]], b.asInstanceOf[Array[Byte]])
-      case _ => (a, b) => a.asInstanceOf[UTF8String].binaryCompare(b.asInstanceOf[UTF8String])
+      case _ => (a, b) => SparkInternals.compareUtf8(a.asInstanceOf[UTF8String], b.asInstanceOf[UTF8String])
     }
   }
 

@@ -5,7 +5,8 @@ import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeArra
 import org.apache.spark.sql.catalyst.util.{ArrayData, MapData}
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
-import org.apache.spark.unsafe.types.{BinaryView, CalendarInterval, TimestampNanosVal, UTF8String, VariantVal}
+import org.apache.spark.sql.sparkagg.SparkAggRow
+import org.apache.spark.unsafe.types.{CalendarInterval, UTF8String}
 import sparkagg.api._
 import sparkagg.common._
 import sparkagg.catalyst.CatalystValues
@@ -22,10 +23,14 @@ import sparkagg.catalyst.CatalystValues
  * only until the next call.
  */
 private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Column], types: Seq[DataType])
-  extends InternalRow {
+  extends SparkAggRow {
   private val numKeys = keyTypes.size
   var key: InternalRow = _
   var group = 0
+
+  protected def numKeyFields: Int = numKeys
+  protected def keyRow: InternalRow = key
+  protected def valueAt(i: Int): Any = value(i)
 
   private val longs = columns.map { case c: LongColumn => c.values; case _ => null }
   private val doubles = columns.map { case c: DoubleColumn => c.values; case _ => null }
@@ -91,12 +96,6 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
   override def getStruct(i: Int, numFields: Int): InternalRow =
     if (i < numKeys) key.getStruct(i, numFields) else value(i).asInstanceOf[InternalRow]
   override def getMap(i: Int): MapData = if (i < numKeys) key.getMap(i) else value(i).asInstanceOf[MapData]
-  def getVariant(i: Int): VariantVal = if (i < numKeys) key.getVariant(i) else value(i).asInstanceOf[VariantVal]
-  def getBinaryView(i: Int): BinaryView = if (i < numKeys) key.getBinaryView(i) else value(i).asInstanceOf[BinaryView]
-  def getTimestampLTZNanos(i: Int): TimestampNanosVal =
-    if (i < numKeys) key.getTimestampLTZNanos(i) else value(i).asInstanceOf[TimestampNanosVal]
-  def getTimestampNTZNanos(i: Int): TimestampNanosVal =
-    if (i < numKeys) key.getTimestampNTZNanos(i) else value(i).asInstanceOf[TimestampNanosVal]
 
   override def getArray(i: Int): ArrayData =
     if (i < numKeys) key.getArray(i)

@@ -64,7 +64,7 @@ case class GroupedAggregateExec(
   override def requiredChildDistribution: Seq[Distribution] = mode match {
     case GroupedMode.Partial => UnspecifiedDistribution :: Nil
     case GroupedMode.Final if groupingExpressions.isEmpty => AllTuples :: Nil
-    case GroupedMode.Final => ClusteredDistribution(groupingExpressions.map(_.toAttribute)) :: Nil
+    case GroupedMode.Final => SparkInternals.clusteredBy(groupingExpressions.map(_.toAttribute)) :: Nil
   }
 
   override def outputPartitioning: Partitioning = child.outputPartitioning match {

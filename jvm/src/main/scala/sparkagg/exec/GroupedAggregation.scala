@@ -2,12 +2,12 @@ package sparkagg.exec
 
 import scala.jdk.CollectionConverters._
 
-import org.apache.spark.SparkEnv
 import org.apache.spark.memory.{MemoryConsumer, MemoryMode, TaskMemoryManager}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{JoinedRow, UnsafeProjection}
 import org.apache.spark.sql.execution.UnsafeKVExternalSorter
 import org.apache.spark.sql.execution.metric.SQLMetric
+import org.apache.spark.sql.sparkagg.SparkInternals
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.ColumnarBatch
 import sparkagg.api._
@@ -222,8 +222,7 @@ private[exec] final class GroupedAggregation(
   private lazy val keyToUnsafe = UnsafeProjection.create(setup.keyTypes.toArray)
   private lazy val stateToUnsafe = UnsafeProjection.create(setup.stateTypes.flatten.toArray)
 
-  private def newSorter() = new UnsafeKVExternalSorter(keySchema, stateSchema, SparkEnv.get.blockManager,
-    SparkEnv.get.serializerManager, memory.pageSizeBytes, Int.MaxValue, Long.MaxValue)
+  private def newSorter() = SparkInternals.newKVSorter(keySchema, stateSchema, memory.pageSizeBytes)
 
   /** Final node out of memory: its groups' keys and states go to a sorted run; memory is released. */
   private def spillGroups(): Unit = {

@@ -4,8 +4,9 @@ import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
-import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, ClusteredDistribution, Distribution, Partitioning}
+import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, Distribution, Partitioning}
 import org.apache.spark.sql.execution.{ExternalAppendOnlyUnsafeRowArray, SparkPlan, UnaryExecNode}
+import org.apache.spark.sql.sparkagg.SparkInternals
 import org.apache.spark.sql.types._
 import sparkagg.api.{Accumulator, Types}
 import sparkagg.catalyst.{AccumulatorAggregate, Form, RowValues}
@@ -29,7 +30,7 @@ case class SlidingWindowExec(
   override def output: Seq[Attribute] = child.output ++ windowExpression.map(_.toAttribute)
 
   override def requiredChildDistribution: Seq[Distribution] =
-    if (partitionSpec.isEmpty) AllTuples :: Nil else ClusteredDistribution(partitionSpec) :: Nil
+    if (partitionSpec.isEmpty) AllTuples :: Nil else SparkInternals.clusteredBy(partitionSpec) :: Nil
 
   override def requiredChildOrdering: Seq[Seq[SortOrder]] =
     Seq(partitionSpec.map(SortOrder(_, Ascending)) ++ orderSpec)
@@ -40,14 +41,12 @@ case class SlidingWindowExec(
   private val frames: Seq[SlidingFrame] = windowExpression.map(SlidingFrame.of)
 
   protected override def doExecute(): RDD[InternalRow] = {
-    val inMemoryThreshold = conf.windowExecBufferInMemoryThreshold
-    val spillThreshold = conf.windowExecBufferSpillThreshold
-    val spillSize = conf.windowExecBufferSpillSizeThreshold
+    val newBuffer = SparkInternals.windowBuffer(conf)
     val input = child.output
     val outputSchema = output
     child.execute().mapPartitions { rows =>
       val partitionKey = UnsafeProjection.create(partitionSpec, input)
-      val buffer = new ExternalAppendOnlyUnsafeRowArray(inMemoryThreshold, spillSize, spillThreshold, spillSize)
+      val buffer = newBuffer()
       val evaluators = frames.map(f =>
         new FrameEvaluator(
           f, f.function.call.argumentProjection(f.function.children.map(BindReferences.bindReference(_, input))),

@@ -1,16 +1,22 @@
 package org.apache.spark.sql.sparkagg
 
-import org.apache.spark.{QueryContext, TaskContext}
+import org.apache.spark.{QueryContext, SparkEnv, TaskContext}
 import org.apache.spark.memory.TaskMemoryManager
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.optimizer.NormalizeFloatingNumbers
+import org.apache.spark.sql.catalyst.plans.physical.{ClusteredDistribution, Distribution}
 import org.apache.spark.sql.connector.catalog.CatalogManager
 import org.apache.spark.sql.errors.{QueryCompilationErrors, QueryExecutionErrors}
+import org.apache.spark.sql.execution.{ExternalAppendOnlyUnsafeRowArray, UnsafeKVExternalSorter}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.unsafe.types.UTF8String
 
 /**
- * The few Spark internals sparkagg needs that are private to Spark's `sql` package. This file lives in
- * that package for access; everything else goes through it, so upgrades have one place to look.
+ * The Spark internals sparkagg needs that are private to Spark's `sql` package or change between Spark
+ * minors (docs/spark-versions.md lists them). This file lives in that package for access; everything else
+ * goes through it, so a Spark version has one place to adapt.
  */
 object SparkInternals {
   /** Spark's ANSI overflow error: [ARITHMETIC_OVERFLOW], SQLSTATE 22003. */
@@ -40,4 +46,26 @@ object SparkInternals {
 
   /** A grouping key with NaN and -0.0 normalized, as Spark's Aggregation strategy groups floating keys. */
   def normalizeFloatingKeys(key: Expression): Expression = NormalizeFloatingNumbers.normalize(key)
+
+  /** Rows with equal `keys` in one partition. (Spark 4.3 gave ClusteredDistribution a fourth parameter:
+   *  code compiled against one minor must not call its constructor directly.) */
+  def clusteredBy(keys: Seq[Expression]): Distribution = ClusteredDistribution(keys)
+
+  /** On the driver, the session's window buffer thresholds; the function it returns makes, in a task, the
+   *  buffer Spark's WindowExec keeps a partition in (its constructor changed in Spark 4.1). */
+  def windowBuffer(conf: SQLConf): () => ExternalAppendOnlyUnsafeRowArray = {
+    val (inMemory, spillRows, spillBytes) =
+      (conf.windowExecBufferInMemoryThreshold, conf.windowExecBufferSpillThreshold,
+        conf.windowExecBufferSpillSizeThreshold)
+    () => new ExternalAppendOnlyUnsafeRowArray(inMemory, spillBytes, spillRows, spillBytes)
+  }
+
+  /** A sorter of key and value rows that spills to disk, with no threshold of its own (its caller spills
+   *  when memory is refused); its constructor changed in Spark 4.1. */
+  def newKVSorter(keySchema: StructType, valueSchema: StructType, pageSizeBytes: Long): UnsafeKVExternalSorter =
+    new UnsafeKVExternalSorter(keySchema, valueSchema, SparkEnv.get.blockManager, SparkEnv.get.serializerManager,
+      pageSizeBytes, Int.MaxValue, Long.MaxValue)
+
+  /** Strings compared byte by byte (UTF8String.binaryCompare, which Spark 3.5 spells compareTo). */
+  def compareUtf8(a: UTF8String, b: UTF8String): Int = a.binaryCompare(b)
 }
