@@ -37,6 +37,10 @@ def test_avg(spark):
     _refused(spark, "SELECT df_avg_finalize(named_struct('count', -5L, 'sum', 1.0D))",
              "df_avg_finalize: invalid state, count: -5 is negative")
     assert _one(spark, "SELECT df_avg_finalize(named_struct('count', 2L, 'sum', 3.0D))") == 1.5
+    # count is declared non-NULL: every state holds one (0 for no rows), so a NULL count is forged.
+    _refused(spark, "SELECT df_avg_merge(named_struct('count', CAST(NULL AS BIGINT), 'sum', 1.0D))",
+             "df_avg_merge: invalid state, count: is NULL, which no state holds")
+    assert _one(spark, "SELECT df_avg_merge(named_struct('count', 0L, 'sum', CAST(NULL AS DOUBLE)))") is None
 
 
 def test_min_max_any_value_is_a_state(spark):

@@ -55,7 +55,15 @@ final case class Bound(
     packing: Option[StatePacking] = None,
     stateCheck: StateCheck = StateCheck.AcceptAll) {
   /** The first fault of a state a user gave; None when some accumulator could have made it. */
-  def faultOf(state: Values): Option[StateFault] = stateCheck(stateSchema, state)
+  /** The first fault of a user-given state: a NULL where the schema says no state holds one (a count),
+   *  then what [[stateCheck]] finds. */
+  def faultOf(state: Values): Option[StateFault] = {
+    val fields = stateSchema.fields
+    var i = 0
+    while (i < fields.length && (fields(i).nullable || !state.isNullAt(i))) i += 1
+    if (i < fields.length) Some(StateFault(fields(i).name, "is NULL, which no state holds"))
+    else stateCheck(stateSchema, state)
+  }
 }
 
 /**
