@@ -82,7 +82,7 @@ case class AccumulatorAggregate(
   override def createAggregationBuffer(): AnyRef = call.newAccumulator()
 
   /** The call as bound at analysis: what sparkagg's operators run (see [[Call]]). */
-  private[sparkagg] def call: Call = invocation.toOption.get
+  @transient private[sparkagg] lazy val call: Call = invocation.toOption.get
 
   override def update(buffer: AnyRef, input: InternalRow): AnyRef = {
     val acc = buffer.asInstanceOf[Accumulator]

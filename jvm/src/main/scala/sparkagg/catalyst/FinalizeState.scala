@@ -12,6 +12,8 @@ case class FinalizeState(function: FunctionDef, sqlName: String, children: Seq[E
   extends Expression with CodegenFallback {
 
   @transient private lazy val invocation = Call.of(function, sqlName, Form.Finalize, children, ctx)
+  // Read once: an eval per row must not unwrap the Either again.
+  @transient private lazy val call: Call = invocation.toOption.get
   @transient private lazy val stateView = new RowValues
 
   override def checkInputDataTypes(): TypeCheckResult =
@@ -28,10 +30,10 @@ case class FinalizeState(function: FunctionDef, sqlName: String, children: Seq[E
     val state = children.head.eval(input)
     if (state == null) null
     else {
-      val acc = invocation.toOption.get.newAccumulator()
+      val acc = call.newAccumulator()
       stateView.row = state.asInstanceOf[InternalRow]
-      invocation.toOption.get.mergeGiven(acc, stateView)
-      invocation.toOption.get.result(acc)
+      call.mergeGiven(acc, stateView)
+      call.result(acc)
     }
   }
 
