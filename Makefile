@@ -3,25 +3,49 @@ PYTHON3 ?= python3
 VENV    := .venv
 PY      := $(VENV)/bin/python
 SBT     := ./build/sbt
-JAR     := target/sparkagg.jar
-TESTJAR := target/sparkagg-tests.jar
 
-.PHONY: all venv jar lint test test-scala test-python demo bench bench-deps wheel clean
+# The Spark minors, each with the pyspark release its JAR is compiled and tested against. The newest is
+# the default: its pyspark is in .venv, its sbt project is `root`; the others are spark35, spark40, ...
+LINES        := python/sparkagg/spark_lines.tsv
+MINORS       := $(shell awk -F'\t' '/^[0-9]/ {print $$1}' $(LINES))
+DEFAULT      := $(lastword $(MINORS))
+OTHERS       := $(filter-out $(DEFAULT),$(MINORS))
+pyspark_of    = $(shell awk -F'\t' '$$1 == "$(1)" {print $$2}' $(LINES))
+artifact_of   = sparkagg-spark$(1)_$(shell awk -F'\t' '$$1 == "$(1)" {split($$3, v, "."); print v[1] "." v[2]}' $(LINES))
+project_of    = $(if $(filter $(DEFAULT),$(1)),root,spark$(subst .,,$(1)))
+JAR          := target/jars/$(call artifact_of,$(DEFAULT)).jar
+
+.PHONY: all venv venvs jar jars lint test test-scala test-python test-versions demo bench bench-deps wheel clean
 
 all: jar
 
-# Python environment: pyspark 4.3.0 (whose jars the JVM build compiles against), the package, test tools.
+# Python environment: the default Spark's pyspark (whose jars the JVM build compiles against), the
+# package, test tools.
 venv: $(VENV)/.installed
-$(VENV)/.installed: python/pyproject.toml
+$(VENV)/.installed: python/pyproject.toml $(LINES)
 	$(PYTHON3) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e 'python[test]'
+	$(PY) -m pip install -q 'pyspark[connect]==$(call pyspark_of,$(DEFAULT))' -e 'python[test]'
 	touch $@
 
-# The JAR users ship (sparkagg classes only), the test JAR (user-defined accumulator examples), and the
-# JAR published to the local Maven repository for `--packages io.github.sparkagg:sparkagg_2.13:0.1.0`.
+# One environment per other Spark minor, .venvs/spark-<minor>: its pyspark (the jars its JAR compiles
+# against) and the test tools; test-versions installs the wheel into it.
+venvs: $(foreach m,$(OTHERS),.venvs/spark-$(m)/.installed)
+.venvs/spark-%/.installed: python/pyproject.toml $(LINES)
+	$(PYTHON3) -m venv .venvs/spark-$*
+	.venvs/spark-$*/bin/python -m pip install -q --upgrade pip
+	.venvs/spark-$*/bin/python -m pip install -q 'pyspark==$(call pyspark_of,$*)' './python[test]'
+	touch $@
+
+# The JAR users ship for the default Spark (sparkagg classes only), the test JAR (user-defined accumulator
+# examples), and the JAR published to the local Maven repository for
+# `--packages io.github.sparkagg:sparkagg-spark4.3_2.13:0.1.0`. `make jars` does the same for every minor.
 jar: venv
 	$(SBT) package Test/package publishM2
+
+jars: venv venvs
+	$(SBT) $(foreach m,$(MINORS),$(call project_of,$(m))/package $(call project_of,$(m))/Test/package \
+	  $(call project_of,$(m))/publishM2)
 
 test-scala: venv
 	$(SBT) test
@@ -41,7 +65,23 @@ lint: venv
 	$(SBT) scalafmtCheckAll scalafmtSbtCheck
 	$(VENV)/bin/ruff check python tests bench
 
-test: jar lint test-scala test-python
+test: jars lint test-scala test-versions test-python
+
+# Every other Spark minor, after the full suites on the default one: ScalaTest compiled against that Spark,
+# then, from its venv with the wheel installed (so the package picks that minor's JAR), the demo and the
+# Python suites where Spark versions differ: the DataFusion oracles, the sql/ cases and spark-submit
+# --jars, the state forms' Parquet rollup, windows, and the JAR/Spark checks.
+WHEEL         := dist/sparkagg-0.1.0-py3-none-any.whl
+VERSION_TESTS := tests/test_oracle.py tests/test_oracle_ordered.py tests/test_sql_files.py \
+                 tests/test_state_as_data.py tests/test_window.py tests/test_spark_lines.py
+test-versions: wheel venvs
+	$(SBT) $(foreach m,$(OTHERS),$(call project_of,$(m))/test)
+	set -e; for m in $(OTHERS); do \
+	  echo "== Spark $$m: the wheel, the demo, the Python suites"; \
+	  .venvs/spark-$$m/bin/python -m pip install -q --no-deps --force-reinstall $(WHEEL); \
+	  (cd /tmp && $(CURDIR)/.venvs/spark-$$m/bin/sparkagg demo --master 'local[2]'); \
+	  .venvs/spark-$$m/bin/python -m pytest -q -p no:cacheprovider $(VERSION_TESTS); \
+	done
 
 demo: jar
 	$(VENV)/bin/sparkagg demo
@@ -59,11 +99,12 @@ bench: jar bench-deps
 	$(PY) bench/bench_grouped.py --out $(BENCH_OUT) $(BENCH_TRIAL) $(if $(BENCH_ROWS),--no-spill)
 	$(PY) bench/plot.py --results $(BENCH_OUT)
 
-# A wheel that carries the JAR. `./python`, a path: pip reads a bare `python` as a package name.
-wheel: jar
-	mkdir -p python/sparkagg/jars && cp $(JAR) python/sparkagg/jars/
+# A wheel that carries every minor's JAR. `./python`, a path: pip reads a bare `python` as a package name.
+wheel: jars
+	rm -rf python/sparkagg/jars && mkdir -p python/sparkagg/jars
+	cp $(foreach m,$(MINORS),target/jars/$(call artifact_of,$(m)).jar) python/sparkagg/jars/
 	$(PY) -m pip wheel --no-deps -w dist ./python
 	rm -rf python/sparkagg/jars
 
 clean:
-	rm -rf target project/target $(VENV) dist
+	rm -rf target project/target jvm/spark*/target $(VENV) .venvs dist

@@ -1,75 +1,116 @@
 // sparkagg: DataFusion's aggregate accumulator model for Spark SQL.
 //
-// Spark 4.3.0 is not published where this build resolves from (Maven Central offers up to 4.2.x), but
-// the pyspark 4.3.0 wheel carries its exact jars. We compile and test against those: they are the
-// Spark the Python package runs on, so there is one Spark everywhere. `make` creates the venv first;
-// -Dsparkagg.sparkJars=DIR points elsewhere (any Spark 4.3 distribution's jars/ folder).
+// One JAR per Spark minor (docs/spark-versions.md): a subproject per minor compiles the shared sources in
+// jvm/src/main/scala plus that minor's adapters in jvm/src/main/scala-spark-<minor>/, against that Spark's
+// own jars. Those come from the pyspark wheel of the minor, which carries them: `.venv` holds pyspark
+// 4.3 (the default project, `root`), `.venvs/spark-<minor>` the others (`make venvs`); the minors and their
+// pyspark releases are listed in python/sparkagg/spark_lines.tsv. Maven Central lacks some of these Spark
+// releases (4.3.0, 4.2.1), so the wheels are the one source for every minor.
+// -Dsparkagg.sparkJars.<minor>=DIR points a minor elsewhere (any Spark distribution's jars/ folder).
 import java.io.File
 
-val sparkVersion = "4.3.0"
-// What differs between Spark minors lives in jvm/src/main/scala-spark-<minor>/ (docs/spark-versions.md).
-val sparkMinor = sparkVersion.split('.').take(2).mkString(".")
-
-lazy val sparkJarsDir: File = {
-  val explicit = sys.props.get("sparkagg.sparkJars").orElse(sys.env.get("SPARKAGG_SPARK_JARS")).map(file)
-  val fromVenv = Option(file(".venv/lib").listFiles).toSeq.flatten
-    .map(_ / "site-packages" / "pyspark" / "jars").find(_.isDirectory)
-  explicit.orElse(fromVenv).getOrElse(
-    sys.error(
-      "sparkagg: no Spark 4.3.0 jars found. Run `make venv` (installs pyspark 4.3.0 into .venv) " +
-        "or pass -Dsparkagg.sparkJars=/path/to/spark/jars"))
+// The source folders of a line: `<prefix>-<minor>` for that minor alone, `-<from>+` for it and every later
+// one, `-<from>-<to>` for a range. Each difference between minors is then written once.
+def versionDirs(parent: File, prefix: String, minor: String): Seq[File] = {
+  def at(v: String) = v.split('.').map(_.toInt).toSeq match { case Seq(a, b) => a * 100 + b }
+  val m = at(minor)
+  Option(parent.listFiles).toSeq.flatten.filter(_.isDirectory).filter { d =>
+    d.getName.stripPrefix(prefix + "-") match {
+      case name if !d.getName.startsWith(prefix + "-") => false
+      case from if from.endsWith("+") => m >= at(from.dropRight(1))
+      case range if range.contains("-") => val Array(a, b) = range.split("-"); m >= at(a) && m <= at(b)
+      case exact => m == at(exact)
+    }
+  }
 }
 
-// Spark's jars minus the Scala runtime, which sbt supplies at the same version.
-lazy val sparkJars: Seq[File] =
-  Option(sparkJarsDir.listFiles).toSeq.flatten
-    .filter(f => f.getName.endsWith(".jar") && !f.getName.startsWith("scala-"))
+// Spark's jars for a line, minus the Scala runtime, which sbt supplies at the same version. Evaluated
+// when a task of that line runs, so a build that only needs 4.3 does not need the other venvs.
+def sparkJars(base: File, line: SparkLine): Seq[File] = {
+  val explicit = sys.props.get(s"sparkagg.sparkJars.${line.minor}").map(file)
+  val fromVenv = Option((base / line.venv / "lib").listFiles).toSeq.flatten
+    .map(_ / "site-packages" / "pyspark" / "jars").find(_.isDirectory)
+  val dir = explicit.orElse(fromVenv).getOrElse(
+    sys.error(
+      s"sparkagg: no Spark ${line.minor} jars found. Run `make venvs` (pyspark ${line.pyspark} into " +
+        s"${line.venv}) or pass -Dsparkagg.sparkJars.${line.minor}=/path/to/spark/jars"))
+  dir.listFiles.toSeq.filter(f => f.getName.endsWith(".jar") && !f.getName.startsWith("scala-"))
+}
 
 ThisBuild / organization := "io.github.sparkagg"
 ThisBuild / version := "0.1.0"
-ThisBuild / scalaVersion := "2.13.18"
 
-lazy val root = (project in file("."))
-  .settings(
-    name := "sparkagg",
-    Compile / scalaSource := baseDirectory.value / "jvm" / "src" / "main" / "scala",
-    Compile / javaSource := baseDirectory.value / "jvm" / "src" / "main" / "java",
-    Compile / unmanagedSourceDirectories += baseDirectory.value / "jvm" / "src" / "main" / s"scala-spark-$sparkMinor",
-    Test / scalaSource := baseDirectory.value / "jvm" / "src" / "test" / "scala",
-    Test / javaSource := baseDirectory.value / "jvm" / "src" / "test" / "java",
-    Test / resourceDirectory := baseDirectory.value / "jvm" / "src" / "test" / "resources",
-    scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked", "-release", "17"),
-    javacOptions ++= Seq("--release", "17"),
-    // Spark brings the Scala library: keep it out of the published POM's runtime dependencies, so that
-    // `spark-submit --packages io.github.sparkagg:sparkagg_2.13:0.1.0` adds nothing but our JAR.
-    autoScalaLibrary := false,
-    libraryDependencies ++= Seq(
-      "org.scala-lang" % "scala-library" % scalaVersion.value % "provided",
-      "org.scalatest" %% "scalatest" % "3.2.19" % Test
-    ),
-    // Spark is "provided": on the compile and test classpaths, never in our JAR.
-    Compile / unmanagedJars ++= sparkJars.map(Attributed.blank),
-    // Spark needs these opens on Java 17; tests fork so they apply.
-    Test / fork := true,
-    Test / javaOptions ++= Seq(
-      "-Xmx3g",
-      "--add-opens=java.base/java.lang=ALL-UNNAMED",
-      "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
-      "--add-opens=java.base/java.io=ALL-UNNAMED",
-      "--add-opens=java.base/java.net=ALL-UNNAMED",
-      "--add-opens=java.base/java.nio=ALL-UNNAMED",
-      "--add-opens=java.base/java.util=ALL-UNNAMED",
-      "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-      "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-      "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
-      "-Djdk.reflect.useDirectMethodHandle=false"
-    ),
-    Test / parallelExecution := false,
-    // The JAR users put on --jars: our classes only, Spark is provided.
-    // publishLocal / publishM2 serve `--packages` from the local repositories; no Scaladoc to wait for.
-    Compile / doc / sources := Seq.empty,
-    publishM2Configuration := publishM2Configuration.value.withOverwrite(true),
-    publishLocalConfiguration := publishLocalConfiguration.value.withOverwrite(true),
-    Compile / packageBin / artifactPath := baseDirectory.value / "target" / "sparkagg.jar",
-    Test / packageBin / artifactPath := baseDirectory.value / "target" / "sparkagg-tests.jar"
-  )
+def sparkLine(line: SparkLine): Project =
+  Project(if (line == SparkLines.default) "root" else line.id,
+    if (line == SparkLines.default) file(".") else file(s"jvm/${line.id}"))
+    .settings(
+      name := s"sparkagg-spark${line.minor}",
+      moduleName := name.value, // not sbt's normalized sparkagg-spark4-3
+      scalaVersion := line.scala,
+      Compile / scalaSource := (ThisBuild / baseDirectory).value / "jvm" / "src" / "main" / "scala",
+      Compile / javaSource := (ThisBuild / baseDirectory).value / "jvm" / "src" / "main" / "java",
+      Compile / unmanagedSourceDirectories ++=
+        versionDirs((ThisBuild / baseDirectory).value / "jvm" / "src" / "main", "scala-spark", line.minor) :+
+          (ThisBuild / baseDirectory).value / "jvm" / "src" / "main" / s"scala-${line.scalaBinary}",
+      Test / scalaSource := (ThisBuild / baseDirectory).value / "jvm" / "src" / "test" / "scala",
+      Test / javaSource := (ThisBuild / baseDirectory).value / "jvm" / "src" / "test" / "java",
+      Test / unmanagedSourceDirectories ++=
+        versionDirs((ThisBuild / baseDirectory).value / "jvm" / "src" / "test", "scala-spark", line.minor),
+      Test / resourceDirectory := (ThisBuild / baseDirectory).value / "jvm" / "src" / "test" / "resources",
+      scalacOptions ++= Seq("-deprecation", "-feature", "-unchecked") ++
+        Seq("-release", line.java),
+      javacOptions ++= Seq("--release", line.java),
+      // Spark brings the Scala library: keep it out of the published POM's runtime dependencies, so that
+      // `spark-submit --packages io.github.sparkagg:sparkagg-spark4.3_2.13:0.1.0` adds nothing but our JAR.
+      autoScalaLibrary := false,
+      libraryDependencies ++= Seq(
+        "org.scala-lang" % "scala-library" % scalaVersion.value % "provided",
+        "org.scalatest" %% "scalatest" % "3.2.19" % Test
+      ),
+      // Spark is "provided": on the compile and test classpaths, never in our JAR.
+      Compile / unmanagedJars ++= sparkJars((ThisBuild / baseDirectory).value, line).map(Attributed.blank),
+      // Spark needs these opens on Java 17; tests fork so they apply.
+      Test / fork := true,
+      Test / javaOptions ++= Seq(
+        "-Xmx3g",
+        "--add-opens=java.base/java.lang=ALL-UNNAMED",
+        "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+        "--add-opens=java.base/java.io=ALL-UNNAMED",
+        "--add-opens=java.base/java.net=ALL-UNNAMED",
+        "--add-opens=java.base/java.nio=ALL-UNNAMED",
+        "--add-opens=java.base/java.util=ALL-UNNAMED",
+        "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+        "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+        "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
+        "-Djdk.reflect.useDirectMethodHandle=false"
+      ),
+      Test / parallelExecution := false,
+      // The JAR users put on --jars: our classes only, Spark is provided.
+      // publishLocal / publishM2 serve `--packages` from the local repositories; no Scaladoc to wait for.
+      Compile / doc / sources := Seq.empty,
+      publishM2Configuration := publishM2Configuration.value.withOverwrite(true),
+      publishLocalConfiguration := publishLocalConfiguration.value.withOverwrite(true),
+      // What SparkLineCheck reads to refuse a Spark other than this line's.
+      Compile / resourceGenerators += Def.task {
+        val out = (Compile / resourceManaged).value / "sparkagg" / "spark-line.properties"
+        IO.write(
+          out,
+          s"""spark.minor=${line.minor}
+             |artifact=${line.artifact}
+             |version=${version.value}
+             |supported=${SparkLines.all.map(l => s"${l.minor}:${l.scalaBinary}").mkString(",")}
+             |""".stripMargin
+        )
+        Seq(out)
+      }.taskValue,
+      Compile / packageBin / artifactPath :=
+        (ThisBuild / baseDirectory).value / "target" / "jars" / s"${line.artifact}.jar",
+      Test / packageBin / artifactPath :=
+        (ThisBuild / baseDirectory).value / "target" / "jars" / s"${line.artifact}-tests.jar"
+    )
+
+lazy val root = sparkLine(SparkLines.default)
+lazy val spark35 = sparkLine(SparkLines("3.5"))
+lazy val spark40 = sparkLine(SparkLines("4.0"))
+lazy val spark41 = sparkLine(SparkLines("4.1"))
+lazy val spark42 = sparkLine(SparkLines("4.2"))

@@ -31,7 +31,7 @@ def available(spark, calls: list[tuple[str, str, str, str]]) -> list[tuple[str, 
             kept.append(call)
         else:
             print(f"  skipped {call[0]} / {call[2]}: {call[0]} is not registered in this sparkagg build "
-                  f"(target/sparkagg.jar; `make jar` rebuilds it)")
+                  f"(`make jar` rebuilds the JAR)")
     return kept
 
 

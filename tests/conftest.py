@@ -12,7 +12,7 @@ import pytest
 import sparkagg
 
 ROOT = Path(__file__).resolve().parent.parent
-TEST_JAR = ROOT / "target" / "sparkagg-tests.jar"
+TEST_JAR = ROOT / "target" / "jars" / sparkagg.jar_name(tests=True)  # for the running pyspark
 SPARK_FIXTURES = {"spark", "remote"}  # remote: a Spark Connect server (test_connect.py)
 
 

@@ -7,6 +7,8 @@ from decimal import Decimal
 
 import pyarrow as pa
 
+import sparkagg
+
 SCHEMA = pa.schema([
     ("k", pa.int64()),            # group key, NULL for some rows
     ("i", pa.int32()),
@@ -46,5 +48,13 @@ def table(rows: int = 3000, groups: int = 37, seed: int = 7) -> pa.Table:
     return pa.table(data, schema=SCHEMA)
 
 
+def frame(spark, t: pa.Table):
+    """`t` as a DataFrame, its rows in order."""
+    if sparkagg.spark_minor() == "3.5":  # its createDataFrame takes no Arrow table: rows, with the Arrow schema
+        from pyspark.sql.pandas.types import from_arrow_schema
+        return spark.createDataFrame(t.to_pylist(), from_arrow_schema(t.schema))
+    return spark.createDataFrame(t)
+
+
 def to_spark(spark, t: pa.Table, partitions: int):
-    return spark.createDataFrame(t).repartition(partitions)
+    return frame(spark, t).repartition(partitions)

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
+import sparkagg
 from readme_make import ROOT, readme_make_lines, run_documented
 
 # README make lines no test runs, and why.
 NOT_RUN = {
     "make test": "the CI's command, which runs this suite",
+    "make test-versions": "a step of make test, which runs this suite after it",
     "make bench": "the full benchmarks take many minutes; test_make_bench_quick_trial runs the same steps",
 }
 BENCH_OUT = Path("/tmp/sparkagg-bench")
@@ -50,9 +52,23 @@ def test_make_lint():
 def test_make_jar():
     result = run_documented("make jar", timeout=1200)
     assert result.returncode == 0, _tail(result)
-    assert (ROOT / "target" / "sparkagg.jar").is_file() and (ROOT / "target" / "sparkagg-tests.jar").is_file()
-    m2 = Path.home() / ".m2" / "repository" / "io" / "github" / "sparkagg" / "sparkagg_2.13" / "0.1.0"
-    assert (m2 / "sparkagg_2.13-0.1.0.jar").is_file()
+    jars = ROOT / "target" / "jars"
+    assert (jars / sparkagg.jar_name()).is_file() and (jars / sparkagg.jar_name(tests=True)).is_file()
+    artifact = sparkagg.jar_name().removesuffix(".jar")
+    m2 = Path.home() / ".m2" / "repository" / "io" / "github" / "sparkagg" / artifact / "0.1.0"
+    assert (m2 / f"{artifact}-0.1.0.jar").is_file()
+
+
+@pytest.mark.spark
+def test_make_jars():
+    result = run_documented("make jars", timeout=1800)
+    assert result.returncode == 0, _tail(result)
+    for minor in sparkagg.SPARK_LINES:
+        artifact = sparkagg.jar_name(minor).removesuffix(".jar")
+        assert (ROOT / "target" / "jars" / f"{artifact}.jar").is_file()
+        assert (ROOT / "target" / "jars" / sparkagg.jar_name(minor, tests=True)).is_file()
+        m2 = Path.home() / ".m2" / "repository" / "io" / "github" / "sparkagg" / artifact / "0.1.0"
+        assert (m2 / f"{artifact}-0.1.0.jar").is_file(), artifact
 
 
 @pytest.mark.spark

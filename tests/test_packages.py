@@ -1,5 +1,6 @@
-"""`spark-submit --packages io.github.sparkagg:sparkagg_2.13:0.1.0` resolves sparkagg from the local Maven
-repository (`make jar` runs `sbt publishM2`) and runs the sql/ conformance file with the extension."""
+"""`spark-submit --packages io.github.sparkagg:sparkagg-spark4.3_2.13:0.1.0` (the running pyspark's minor)
+resolves sparkagg from the local Maven repository (`make jar` runs `sbt publishM2`) and runs the sql/
+conformance file with the extension."""
 from __future__ import annotations
 
 import os
@@ -9,18 +10,20 @@ from pathlib import Path
 
 import pytest
 
+import sparkagg
 import sqlcases
 
 pytestmark = pytest.mark.spark  # runs Spark in a subprocess
 
 ROOT = Path(__file__).resolve().parent.parent
-COORDINATES = "io.github.sparkagg:sparkagg_2.13:0.1.0"
+ARTIFACT = sparkagg.jar_name().removesuffix(".jar")  # sparkagg-spark4.3_2.13
+COORDINATES = f"io.github.sparkagg:{ARTIFACT}:0.1.0"
 
 
 def test_spark_submit_with_packages(tmp_path):
     import pyspark
-    m2 = Path.home() / ".m2" / "repository" / "io" / "github" / "sparkagg" / "sparkagg_2.13" / "0.1.0"
-    assert (m2 / "sparkagg_2.13-0.1.0.jar").is_file(), "run `make jar` (sbt publishM2) first"
+    m2 = Path.home() / ".m2" / "repository" / "io" / "github" / "sparkagg" / ARTIFACT / "0.1.0"
+    assert (m2 / f"{ARTIFACT}-0.1.0.jar").is_file(), "run `make jar` (sbt publishM2) first"
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     path = ROOT / "sql" / "basic.sql"
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}

@@ -19,7 +19,7 @@ CLI = [sys.executable, "-m", "sparkagg.cli"]
 
 @pytest.mark.spark
 def test_jar_path_points_at_the_built_jar():
-    assert Path(sparkagg.jar_path()).is_file() and sparkagg.jar_path().endswith("sparkagg.jar")
+    assert Path(sparkagg.jar_path()).is_file() and sparkagg.jar_path().endswith(sparkagg.jar_name())
 
 
 def test_column_function_examples_run(spark):

@@ -1,5 +1,5 @@
-"""The wheel carries the JAR: built by `make wheel` as the README writes it, installed into a fresh virtual
-environment beside nothing but its dependencies, `sparkagg demo` runs outside the source tree."""
+"""The wheel carries every Spark minor's JAR: built by `make wheel` as the README writes it, installed into a
+fresh virtual environment beside nothing but its dependencies, `sparkagg demo` runs outside the source tree."""
 from __future__ import annotations
 
 import os
@@ -9,6 +9,7 @@ import zipfile
 
 import pytest
 
+import sparkagg
 from readme_make import ROOT, run_documented
 
 pytestmark = pytest.mark.spark  # runs Spark in a subprocess
@@ -20,7 +21,8 @@ def test_wheel_carries_the_jar_and_runs_the_demo_in_a_fresh_venv(tmp_path):
     WHEEL.unlink(missing_ok=True)
     made = run_documented("make wheel", timeout=1200)
     assert made.returncode == 0, made.stdout[-3000:] + made.stderr[-3000:]
-    assert "sparkagg/jars/sparkagg.jar" in zipfile.ZipFile(WHEEL).namelist()
+    carried = {n for n in zipfile.ZipFile(WHEEL).namelist() if n.startswith("sparkagg/jars/")}
+    assert carried == {f"sparkagg/jars/{sparkagg.jar_name(m)}" for m in sparkagg.SPARK_LINES}, carried
     assert not (ROOT / "python" / "sparkagg" / "jars").exists(), "make wheel leaves the JAR out of the source tree"
 
     venv = tmp_path / "venv"

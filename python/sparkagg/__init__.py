@@ -18,21 +18,54 @@ DEFAULT_PREFIX = "df_"
 __all__ = ["session", "register", "register_class", "jar_path", "functions", "reference"]
 
 
-def jar_path() -> str:
-    """Path of the sparkagg JAR: the one inside the installed package (a wheel carries it), else the
-    sbt build output of a source checkout (``make jar``), else ``$SPARKAGG_JAR``."""
+
+def _spark_lines() -> dict[str, str]:
+    rows = (Path(__file__).with_name("spark_lines.tsv").read_text().splitlines())
+    table = [line.split("\t") for line in rows if line and not line.startswith("#")][1:]
+    return {minor: ".".join(scala.split(".")[:2]) for minor, _pyspark, scala, _java in table}
+
+
+# The Spark minors sparkagg ships a JAR for, and the Scala binary version each is built with.
+SPARK_LINES = _spark_lines()
+
+
+def spark_minor(version: str | None = None) -> str:
+    """The Spark minor (``"4.3"``) of ``version``, by default the installed pyspark's. An unsupported
+    Spark raises ValueError listing the supported ones."""
+    if version is None:
+        import pyspark
+        version = pyspark.__version__
+    minor = ".".join(version.split(".")[:2])
+    if minor not in SPARK_LINES:
+        raise ValueError(f"sparkagg: Spark {version} is not supported; sparkagg has JARs for Spark "
+                         f"{', '.join(SPARK_LINES)}")
+    return minor
+
+
+def jar_name(spark: str | None = None, tests: bool = False) -> str:
+    """The file name of the JAR for Spark minor ``spark`` (default: the installed pyspark's), e.g.
+    ``sparkagg-spark3.5_2.12.jar``; ``tests=True`` names the JAR of test accumulators beside it."""
+    minor = spark_minor(spark)
+    return f"sparkagg-spark{minor}_{SPARK_LINES[minor]}{'-tests' if tests else ''}.jar"
+
+
+def jar_path(spark: str | None = None) -> str:
+    """Path of the sparkagg JAR for Spark minor ``spark`` (``"3.5"``; default: the installed pyspark's):
+    the one inside the installed package (the wheel carries every minor's), else the sbt build output of
+    a source checkout (``make jar``). ``$SPARKAGG_JAR`` overrides both for the installed pyspark's."""
+    name = jar_name(spark)
     here = Path(__file__).resolve().parent
     candidates = [
-        os.environ.get("SPARKAGG_JAR"),
-        here / "jars" / "sparkagg.jar",
-        here.parent.parent / "target" / "sparkagg.jar",
+        os.environ.get("SPARKAGG_JAR") if spark is None else None,
+        here / "jars" / name,
+        here.parent.parent / "target" / "jars" / name,
     ]
     for c in candidates:
         if c and Path(c).is_file():
             return str(c)
     raise FileNotFoundError(
-        "sparkagg: no sparkagg.jar found. In a source checkout run `make jar`; "
-        "otherwise install the sparkagg wheel, or set SPARKAGG_JAR.")
+        f"sparkagg: no {name} found. In a source checkout run `make jar` (Spark 4.3) or `make jars` "
+        "(every Spark minor); otherwise install the sparkagg wheel, or set SPARKAGG_JAR.")
 
 
 def session(master: str = "local[*]", prefix: str = DEFAULT_PREFIX, app_name: str = "sparkagg",

@@ -6,6 +6,7 @@
     sparkagg functions
     sparkagg demo
     sparkagg check "SELECT k, df_avg(x) FROM t GROUP BY k"     (or: sparkagg check -f queries.sql)
+    sparkagg jar --spark 3.5                                   (the JAR for another Spark: --jars "$(sparkagg jar)")
 
 Exit codes of sql: 0 success; 1 a statement failed (Spark's error message is printed on
 stderr, after the results of the statements before it) or Spark could not start; 2 bad usage (arguments,
@@ -163,6 +164,15 @@ def cmd_demo(args) -> int:
     return demo.run(master=args.master, prefix=args.prefix)
 
 
+def cmd_jar(args) -> int:
+    try:
+        print(sparkagg.jar_path(args.spark))
+    except (ValueError, FileNotFoundError) as e:
+        print(f"sparkagg jar: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def cmd_check(args) -> int:
     from . import check as checking
 
@@ -268,6 +278,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model-of", action="append", metavar="F=G",
                    help="compute F with G's model (to see a difference reported); repeatable")
     p.set_defaults(run=cmd_check)
+    p = sub.add_parser("jar", help="print the path of the sparkagg JAR (for --jars / spark.jars)")
+    p.add_argument("--spark", metavar="MINOR",
+                   help=f"the Spark minor it is for, one of {', '.join(sparkagg.SPARK_LINES)} "
+                        "(default: the installed pyspark's)")
+    p.set_defaults(run=cmd_jar)
     args = parser.parse_args(argv)
     try:
         return args.run(args)

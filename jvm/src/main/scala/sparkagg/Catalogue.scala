@@ -72,7 +72,9 @@ object Catalogue {
         Try(f.bind(args, ctx)).toOption.flatMap(_.toOption)
           .flatMap(b => Try(of(b)).toOption).map(_ -> args))
       // One answer without ordering keys and another with them: said as such, not type by type.
-      val byOrdering = answers.groupMap(_._2.exists(_.sortKey.isDefined))(_._1).map { case (k, v) => k -> v.distinct }
+      val byOrdering = answers.groupBy(_._2.exists(_.sortKey.isDefined)).map { case (k, v) =>
+        k -> v.map(_._1).distinct
+      }
       answers.map(_._1).distinct match {
         case Seq() => "unknown (no argument list tried binds)"
         case Seq(one) => one

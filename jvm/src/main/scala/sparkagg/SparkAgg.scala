@@ -29,13 +29,17 @@ object SparkAgg {
 
   def register(spark: SparkSession): Unit = register(spark, prefixOf(spark))
 
-  def register(spark: SparkSession, prefix: String): Unit =
+  def register(spark: SparkSession, prefix: String): Unit = {
+    SparkLineCheck.require()
     Registry.entries(Functions.all, prefix).foreach(registerTemporary(spark, _, replacingBuiltin = prefix.isEmpty))
+  }
 
   /** Registers a user's function (an object or class implementing [[FunctionDef]]) under `name`,
    *  with its state forms `name_state`, `name_merge`, `name_merge_state` and `name_finalize`. */
-  def registerFunction(spark: SparkSession, name: String, function: FunctionDef): Unit =
+  def registerFunction(spark: SparkSession, name: String, function: FunctionDef): Unit = {
+    SparkLineCheck.require()
     Registry.forms(function, name).foreach(registerTemporary(spark, _, replacingBuiltin = false))
+  }
 
   // A running session's registry holds temporary functions under system.session, as spark.udf does,
   // and resolves built-ins (system.builtin) first: DataFusion's names must take the built-in's place.
@@ -57,6 +61,7 @@ object SparkAgg {
    * `argumentTypes` is a comma-separated list of Spark types, e.g. "double" or "bigint, string".
    */
   def registerUdaf(spark: SparkSession, name: String, className: String, argumentTypes: String): Unit = {
+    SparkLineCheck.require()
     val schema = StructType(
       argumentTypes.split(",").toSeq.zipWithIndex.map { case (t, i) =>
         StructField(s"_$i", DataType.fromDDL(t.trim))
@@ -96,6 +101,7 @@ object SparkAgg {
  */
 class SparkAggExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
+    SparkLineCheck.require()
     val prefix = SparkAgg.configuredPrefix
     Registry.entries(Functions.all, prefix).foreach(extensions.injectFunction)
     extensions.injectParser((_, delegate) => new CountStarParser(delegate, SparkAgg.countName(prefix)))

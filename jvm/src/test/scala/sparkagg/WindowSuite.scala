@@ -4,6 +4,7 @@ import org.apache.spark.sql.Row
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.window.{SlidingWindowExec, SlidingWindowStrategy}
+import sparkagg.testing.SparkFeatures
 
 /** sparkagg's sliding window operator against Spark's own WindowExec running the same functions. */
 class WindowSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelper {
@@ -119,7 +120,7 @@ class WindowSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelp
     "ORDER BY q NULLS LAST RANGE BETWEEN UNBOUNDED PRECEDING AND 2 FOLLOWING",
     "ORDER BY x RANGE BETWEEN 2.5D PRECEDING AND 0.5D FOLLOWING",
     "ORDER BY iq RANGE BETWEEN 3 PRECEDING AND 1 FOLLOWING",
-    "ORDER BY day RANGE BETWEEN INTERVAL 3 DAYS PRECEDING AND CURRENT ROW",
+    SparkFeatures.dateRangeFrame,
     "ORDER BY ts DESC RANGE BETWEEN INTERVAL '90' MINUTE PRECEDING AND INTERVAL '30' MINUTE FOLLOWING"
   )
 

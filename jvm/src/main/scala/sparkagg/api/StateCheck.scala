@@ -1,6 +1,7 @@
 package sparkagg.api
 
 import org.apache.spark.sql.types.{DoubleType, LongType, StructType}
+import sparkagg.compat._
 
 /** Why a state cannot be one any accumulator of the function made: the state field, and the reason. */
 final case class StateFault(field: String, why: String)

@@ -3,8 +3,8 @@ package sparkagg.catalyst
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, Descending, Expression, Literal, NullsFirst, SortOrder}
-import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateFunction, SupportsOrderingWithinGroup, TypedImperativeAggregate}
-import org.apache.spark.sql.sparkagg.SparkInternals
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateFunction, TypedImperativeAggregate}
+import org.apache.spark.sql.sparkagg.{OrderingWithinGroupHost, SparkInternals}
 import org.apache.spark.sql.types.{BooleanType, DataType, NullType}
 import sparkagg.api._
 
@@ -27,7 +27,7 @@ case class AccumulatorAggregate(
     inputAggBufferOffset: Int = 0,
     orderedWithinGroup: Boolean = false,
     ordering: Seq[SortKey] = Nil)
-  extends TypedImperativeAggregate[AnyRef] with SupportsOrderingWithinGroup {
+  extends TypedImperativeAggregate[AnyRef] with OrderingWithinGroupHost {
 
   // WITHIN GROUP (ORDER BY key [DESC]) for functions whose ordering key is their value (percentile_cont):
   // the same call spelled out, f(key, p, descending), is filled too: the Column API writes it so.

@@ -5,6 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.{Cast, Expression, GenericInter
 import org.apache.spark.sql.types.{BinaryType, DataType, DoubleType, LongType, StructField, StructType}
 import sparkagg.api._
 import sparkagg.common.{AccumulatorGroups, StateShapes}
+import sparkagg.compat._
 
 /**
  * A call of a function as fixed at analysis: the function, the name it was called by, its argument
@@ -111,7 +112,7 @@ object Call {
 }
 
 /** What a host reads and returns: the function itself, or one of its state-as-data forms. */
-sealed abstract class Form(val suffix: String, val statesIn: Boolean, val stateOut: Boolean)
+sealed abstract class Form(val suffix: String, val statesIn: Boolean, val stateOut: Boolean) extends Serializable
 
 object Form {
   /** f(args): rows in, the value out. */

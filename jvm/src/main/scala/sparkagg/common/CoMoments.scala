@@ -324,7 +324,7 @@ final class CoMomentGroups(fn: CoMomentAggregate, pair: Boolean) extends GroupsA
   def state(emit: EmitTo): Array[Column] = {
     val m = emitted(emit)
     def column(values: Array[Double]) = new DoubleColumn(values, null, m.groups)
-    fn.moments.map[Column] {
+    def of(moment: Moment): Column = moment match {
       case Moment.Count => new LongColumn(m.ns, null, m.groups)
       case Moment.MeanA => column(m.meanAs)
       case Moment.M2A => column(m.m2As)
@@ -332,6 +332,7 @@ final class CoMomentGroups(fn: CoMomentAggregate, pair: Boolean) extends GroupsA
       case Moment.M2B => column(m.m2Bs)
       case Moment.CoMoment => column(m.cs)
     }
+    fn.moments.map(of)
   }
 
   /**

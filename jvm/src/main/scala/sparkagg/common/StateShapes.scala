@@ -2,6 +2,7 @@ package sparkagg.common
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
+import sparkagg.compat._
 
 /**
  * From a state back to the call that made it: `_merge` and `_finalize` see only a state struct, and must

@@ -55,9 +55,10 @@ case class GroupedAggregateExec(
     case GroupedMode.Final => AttributeSet(aggregateExpressions.map(_.resultAttribute))
   }
 
-  // The Final node reads keys and states only; its aggregate expressions name the Partial's input.
-  override def references: AttributeSet = mode match {
-    case GroupedMode.Partial => super.references
+  // The Final node reads keys and states only; its aggregate expressions name the Partial's input. (A lazy
+  // val, as Spark 3.5 declares it, with Spark's own rule for the Partial: it cannot be called as super.)
+  override lazy val references: AttributeSet = mode match {
+    case GroupedMode.Partial => AttributeSet.fromAttributeSets(expressions.map(_.references)) -- producedAttributes
     case GroupedMode.Final => AttributeSet(groupingExpressions.map(_.toAttribute) ++ stateAttributes)
   }
 
@@ -131,7 +132,7 @@ object GroupedAggregateExec extends AdaptiveSparkPlanHelper {
   def metricsOf(df: DataFrame): java.util.Map[String, java.lang.Long] = {
     val nodes = collect(df.queryExecution.executedPlan) { case g: GroupedAggregateExec => g }
     val sums = nodes.flatMap(n => n.metrics.map { case (k, m) => s"${n.mode.toString.toLowerCase} $k" -> m.value })
-      .groupMapReduce(_._1)(_._2)(_ + _)
+      .groupBy(_._1).map { case (k, values) => k -> values.map(_._2).sum }
     val out = new java.util.TreeMap[String, java.lang.Long]()
     sums.foreach { case (k, v) => out.put(k, v) }
     out

@@ -1,6 +1,6 @@
 package sparkagg.exec
 
-import scala.jdk.CollectionConverters._
+import sparkagg.compat.CollectionConverters._
 
 import org.apache.spark.memory.{MemoryConsumer, MemoryMode, TaskMemoryManager}
 import org.apache.spark.sql.catalyst.InternalRow

@@ -3,6 +3,7 @@ package sparkagg.functions
 import org.apache.spark.sql.types._
 import sparkagg.api._
 import sparkagg.common._
+import sparkagg.compat._
 
 /**
  * The t-digest functions ([[TDigest]]): approx_percentile_cont, approx_percentile_cont_with_weight and

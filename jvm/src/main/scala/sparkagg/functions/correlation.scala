@@ -1,7 +1,7 @@
 package sparkagg.functions
 
 import sparkagg.api.FunctionDoc
-import sparkagg.common.{CoMomentAggregate, CoMoments}
+import sparkagg.common.{CoMomentAggregate, CoMoments, Moment}
 import sparkagg.common.Moment._
 
 /**
@@ -10,7 +10,7 @@ import sparkagg.common.Moment._
  * State: count, mean1, m2_1, mean2, m2_2, algo_const. Retractable.
  */
 object Corr extends CoMomentAggregate("corr", pair = true,
-    Seq("count" -> Count, "mean1" -> MeanA,
+    Seq("count" -> Moment.Count, "mean1" -> MeanA,
       "m2_1" -> M2A, "mean2" -> MeanB, "m2_2" -> M2B, "algo_const" -> CoMoment)) {
   val doc = FunctionDoc(
     usage = "_FUNC_(y, x) - Pearson's correlation coefficient of the pairs where neither is NULL.",

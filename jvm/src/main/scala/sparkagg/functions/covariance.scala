@@ -1,7 +1,7 @@
 package sparkagg.functions
 
 import sparkagg.api.FunctionDoc
-import sparkagg.common.{CoMomentAggregate, CoMoments}
+import sparkagg.common.{CoMomentAggregate, CoMoments, Moment}
 import sparkagg.common.Moment._
 
 /**
@@ -11,7 +11,7 @@ import sparkagg.common.Moment._
  */
 sealed abstract class Covariance(name: String, sample: Boolean, example: (String, String))
   extends CoMomentAggregate(name, pair = true,
-    Seq("count" -> Count, "mean1" -> MeanA, "mean2" -> MeanB, "algo_const" -> CoMoment)) {
+    Seq("count" -> Moment.Count, "mean1" -> MeanA, "mean2" -> MeanB, "algo_const" -> CoMoment)) {
   val doc = FunctionDoc(
     usage = s"_FUNC_(y, x) - The ${if (sample) "sample" else "population"} covariance of the pairs " +
       "where neither is NULL.",

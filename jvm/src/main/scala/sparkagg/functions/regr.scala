@@ -2,7 +2,7 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types.{DataType, LongType}
 import sparkagg.api.{FunctionDoc, Types}
-import sparkagg.common.{CoMomentAggregate, CoMoments}
+import sparkagg.common.{CoMomentAggregate, CoMoments, Moment}
 import sparkagg.common.Moment._
 
 /**
@@ -12,7 +12,7 @@ import sparkagg.common.Moment._
  */
 sealed abstract class Regression(name: String, usage: String, example: (String, String))
   extends CoMomentAggregate(name, pair = true,
-    Seq("count" -> Count, "mean_x" -> MeanB, "mean_y" -> MeanA,
+    Seq("count" -> Moment.Count, "mean_x" -> MeanB, "mean_y" -> MeanA,
       "m2_x" -> M2B, "m2_y" -> M2A, "algo_const" -> CoMoment)) {
   val doc = FunctionDoc(
     usage = s"_FUNC_(y, x) - $usage, over the pairs where neither y nor x is NULL.",

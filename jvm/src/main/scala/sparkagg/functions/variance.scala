@@ -1,7 +1,7 @@
 package sparkagg.functions
 
 import sparkagg.api.FunctionDoc
-import sparkagg.common.{CoMomentAggregate, CoMoments}
+import sparkagg.common.{CoMomentAggregate, CoMoments, Moment}
 import sparkagg.common.Moment._
 
 /**
@@ -10,7 +10,7 @@ import sparkagg.common.Moment._
  * population forms 0. State: count, mean, m2 (Welford). Retractable.
  */
 sealed abstract class VarianceFamily(name: String, sample: Boolean, root: Boolean, example: (String, String))
-  extends CoMomentAggregate(name, pair = false, Seq("count" -> Count, "mean" -> MeanA, "m2" -> M2A)) {
+  extends CoMomentAggregate(name, pair = false, Seq("count" -> Moment.Count, "mean" -> MeanA, "m2" -> M2A)) {
   val doc = FunctionDoc(
     usage = s"_FUNC_(expr) - The ${if (sample) "sample" else "population"} " +
       s"${if (root) "standard deviation" else "variance"} of the non-NULL values of expr.",

@@ -5,8 +5,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, Distribution, Partitioning}
-import org.apache.spark.sql.execution.{ExternalAppendOnlyUnsafeRowArray, SparkPlan, UnaryExecNode}
-import org.apache.spark.sql.sparkagg.SparkInternals
+import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
+import org.apache.spark.sql.sparkagg.{SparkInternals, WindowRows}
 import org.apache.spark.sql.types._
 import sparkagg.api.{Accumulator, Types}
 import sparkagg.catalyst.{AccumulatorAggregate, Form, RowValues}
@@ -165,14 +165,14 @@ private[window] final class FrameBounds(frame: SlidingFrame, input: Seq[Attribut
   private var lo = 0
   private var hi = 0
 
-  def start(rows: ExternalAppendOnlyUnsafeRowArray): Unit = {
-    n = rows.length.toInt
+  def start(rows: WindowRows): Unit = {
+    n = rows.length
     lo = 0
     hi = 0
     keyProjection.foreach { project =>
       nullKey = new Array[Boolean](n)
       if (integral) longKeys = new Array[Long](n) else keys = new Array[Double](n)
-      val it = rows.generateIterator()
+      val it = rows.iterator(0)
       var j = 0
       while (j < n) {
         val k = project(it.next())
@@ -250,7 +250,7 @@ private[window] final class FrameBounds(frame: SlidingFrame, input: Seq[Attribut
 private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: UnsafeProjection, bounds: FrameBounds) {
   private val view = new RowValues
   private var acc: Accumulator = _
-  private var buffer: ExternalAppendOnlyUnsafeRowArray = _
+  private var buffer: WindowRows = _
   private var entering: Iterator[UnsafeRow] = _
   private var leaving: Iterator[UnsafeRow] = _
   private var added = 0
@@ -260,12 +260,12 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
   private var frontStart = 0
   private var frontEnd = 0
 
-  def start(rows: ExternalAppendOnlyUnsafeRowArray): Unit = {
+  def start(rows: WindowRows): Unit = {
     buffer = rows
     bounds.start(rows)
     acc = frame.function.call.newSlidingAccumulator()
-    entering = rows.generateIterator()
-    leaving = rows.generateIterator()
+    entering = rows.iterator(0)
+    leaving = rows.iterator(0)
     added = 0
     removed = 0
     frontStates = Array.empty
@@ -299,7 +299,7 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
 
   /** Moves rows [from, added) from the back to the front, as suffix states; the back starts empty. */
   private def rebuildFront(from: Int): Unit = {
-    val rows = buffer.generateIterator(from)
+    val rows = buffer.iterator(from)
     val args = Array.fill(added - from)(arguments(rows.next()).copy())
     frontStates = new Array[InternalRow](args.length)
     var k = args.length - 1
@@ -319,7 +319,7 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
   /** A new accumulator over rows [begin, end) of the partition. */
   private def accumulate(begin: Int, end: Int): Accumulator = {
     val fresh = frame.function.call.newSlidingAccumulator()
-    val rows = buffer.generateIterator(begin)
+    val rows = buffer.iterator(begin)
     var j = begin
     while (j < end) { view.row = arguments(rows.next()); fresh.update(view); j += 1 }
     fresh
@@ -330,7 +330,7 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
 private[window] final class PartitionIterator(
     input: Iterator[UnsafeRow],
     partitionKey: UnsafeProjection,
-    buffer: ExternalAppendOnlyUnsafeRowArray,
+    buffer: WindowRows,
     evaluators: Seq[FrameEvaluator],
     results: SpecificInternalRow,
     join: JoinedRow,
@@ -349,7 +349,7 @@ private[window] final class PartitionIterator(
       pending = if (input.hasNext) input.next() else null
     }
     evaluators.foreach(_.start(buffer))
-    current = buffer.generateIterator()
+    current = buffer.iterator(0)
     index = 0
   }
 

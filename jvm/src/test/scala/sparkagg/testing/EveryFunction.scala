@@ -22,7 +22,7 @@ object EveryFunction {
     ).createOrReplaceTempView("t")
   }
 
-  val calls: Seq[String] = Seq(
+  private val everyCall: Seq[String] = Seq(
     "count(i)",
     "sum(l)",
     "sum(m)",
@@ -92,6 +92,13 @@ object EveryFunction {
   def within(call: String): String =
     if (name(call) == "percentile_cont") " WITHIN GROUP (ORDER BY d)"
     else if (ordered(call)) " WITHIN GROUP (ORDER BY u DESC)" else ""
+
+  /** The calls this Spark can express: every one from Spark 4.0 on; on 3.5 those without WITHIN GROUP
+   *  (SqlSuite checks that the others are refused there, naming the function). */
+  lazy val calls: Seq[String] = everyCall.filter(c => SparkFeatures.withinGroup || within(c).isEmpty)
+
+  /** The calls that take WITHIN GROUP. */
+  lazy val withinGroupCalls: Seq[String] = everyCall.filter(within(_).nonEmpty)
 
   /** The call as SQL under `prefix`, e.g. "df_array_agg(i) WITHIN GROUP (ORDER BY u DESC)". */
   def sql(call: String, prefix: String = "df_"): String = prefix + call + within(call)

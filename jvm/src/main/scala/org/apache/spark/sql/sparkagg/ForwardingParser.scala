@@ -2,33 +2,28 @@ package org.apache.spark.sql.sparkagg
 
 import org.apache.spark.sql.catalyst.{FunctionIdentifier, TableIdentifier}
 import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.catalyst.parser.{ParameterContext, ParserInterface, SqlStatementSplitResult, TemporalIdentifier}
+import org.apache.spark.sql.catalyst.parser.ParserInterface
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.types.{DataType, StructType}
 
 /**
  * A parser that hands every call to `delegate` and passes what it parses, plans and expressions, through
- * [[rewrite]]. ParserInterface gains members minor by minor (statement splitting, temporal identifiers,
- * parameters); forwarding every one of them here keeps the delegate's behaviour whole, so a subclass
- * says only what it rewrites.
+ * [[rewrite]]. ParserInterface gains members minor by minor (routine parameters, query parameters,
+ * statement splitting, temporal identifiers); each minor's RewritingParser mixes in the forwarding of its
+ * own, which keeps the delegate's behaviour whole, so a subclass says only what it rewrites.
  */
-abstract class RewritingParser(delegate: ParserInterface) extends ParserInterface {
+trait ForwardingParser extends ParserInterface {
+  protected def delegate: ParserInterface
   protected def rewrite(plan: LogicalPlan): LogicalPlan
   protected def rewrite(expression: Expression): Expression
 
   override def parsePlan(sqlText: String): LogicalPlan = rewrite(delegate.parsePlan(sqlText))
-  override def parsePlanWithParameters(sqlText: String, context: ParameterContext): LogicalPlan =
-    rewrite(delegate.parsePlanWithParameters(sqlText, context))
   override def parseQuery(sqlText: String): LogicalPlan = rewrite(delegate.parseQuery(sqlText))
   override def parseExpression(sqlText: String): Expression = rewrite(delegate.parseExpression(sqlText))
   override def parseTableIdentifier(sqlText: String): TableIdentifier = delegate.parseTableIdentifier(sqlText)
   override def parseFunctionIdentifier(sqlText: String): FunctionIdentifier =
     delegate.parseFunctionIdentifier(sqlText)
   override def parseMultipartIdentifier(sqlText: String): Seq[String] = delegate.parseMultipartIdentifier(sqlText)
-  override def parseTemporalTableIdentifier(sqlText: String): TemporalIdentifier =
-    delegate.parseTemporalTableIdentifier(sqlText)
-  override def parseRoutineParam(sqlText: String): StructType = delegate.parseRoutineParam(sqlText)
-  override def splitStatements(sqlText: String): SqlStatementSplitResult = delegate.splitStatements(sqlText)
   override def parseTableSchema(sqlText: String): StructType = delegate.parseTableSchema(sqlText)
   override def parseDataType(sqlText: String): DataType = delegate.parseDataType(sqlText)
 }

@@ -1,0 +1,35 @@
+package org.apache.spark.sql.sparkagg
+
+import org.apache.spark.TaskContext
+import org.apache.spark.memory.TaskMemoryManager
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.catalyst.optimizer.NormalizeFloatingNumbers
+import org.apache.spark.sql.catalyst.plans.physical.{ClusteredDistribution, Distribution}
+import org.apache.spark.sql.errors.QueryCompilationErrors
+
+/**
+ * The Spark internals sparkagg needs that are private to Spark's `sql` package or change between Spark
+ * minors (docs/spark-versions.md lists them). This file lives in that package for access; everything else
+ * goes through it. What differs between minors comes from the traits it mixes in, each defined once per
+ * range of minors in jvm/src/main/scala-spark-<range>/ (`3.5`, `4.0+`, `3.5-4.1`: build.sbt picks them).
+ */
+object SparkInternals extends QueryErrors with StringOrder with FunctionKeys with SpillBuffers {
+  /** Spark's WRONG_NUM_ARGS analysis error. */
+  def wrongNumberOfArguments(name: String, expected: Int, got: Int): Throwable =
+    QueryCompilationErrors.wrongNumArgsError(name, Seq(expected), got)
+
+  /** Spark's analysis error for WITHIN GROUP on a function that takes none. */
+  def withinGroupUnsupported(name: String): Throwable =
+    QueryCompilationErrors.functionWithUnsupportedSyntaxError(name, "WITHIN GROUP (ORDER BY ...)")
+
+  /** The task's memory manager, which Spark keeps to its own operators: sparkagg's grouped operator
+   *  accounts its groups there, so they spill instead of running the executor out of memory. */
+  def taskMemoryManager(task: TaskContext): TaskMemoryManager = task.taskMemoryManager()
+
+  /** A grouping key with NaN and -0.0 normalized, as Spark's Aggregation strategy groups floating keys. */
+  def normalizeFloatingKeys(key: Expression): Expression = NormalizeFloatingNumbers.normalize(key)
+
+  /** Rows with equal `keys` in one partition. (Spark 4.3 gave ClusteredDistribution a fourth parameter:
+   *  code compiled against one minor must not call its constructor directly.) */
+  def clusteredBy(keys: Seq[Expression]): Distribution = ClusteredDistribution(keys)
+}
