@@ -59,6 +59,28 @@ class Difference:
         return f"{self.kind}: {where}: {_show(row)}"
 
 
+
+def to_arrow(df) -> pa.Table:
+    """The DataFrame's rows as an Arrow table (Spark 3.5's DataFrame has no toArrow)."""
+    if hasattr(df, "toArrow"):
+        return df.toArrow()
+    from pyspark.sql import Row
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    def plain(v):
+        if isinstance(v, Row):
+            return {k: plain(x) for k, x in v.asDict().items()}
+        if isinstance(v, list):
+            return [plain(x) for x in v]
+        if isinstance(v, dict):
+            return [(k, plain(x)) for k, x in v.items()]
+        return v
+
+    schema = to_arrow_schema(df.schema)
+    rows = df.collect()
+    return pa.Table.from_arrays([pa.array([plain(r[i]) for r in rows], type=f.type) for i, f in enumerate(schema)],
+                                schema=schema)
+
 def _show(value: Any) -> str:
     if isinstance(value, tuple):
         return "(" + ", ".join(_show(v) for v in value) + ")"
@@ -327,7 +349,7 @@ def model_rows(spark, query: Query, ansi: bool, seed: int = 0, partitions: int =
     projection = f"SELECT {', '.join(exprs)} FROM {query.source}"
     if query.where:
         projection += f" WHERE {query.where}"
-    table = spark.sql(projection).toArrow()
+    table = to_arrow(spark.sql(projection))
     columns = _columns(table)
     rows = table.num_rows
 
@@ -474,7 +496,7 @@ def check(spark, sql: str, rel_tol: float = 1e-9, abs_tol: float = 0.0, seed: in
     ansi = str(spark.conf.get("spark.sql.ansi.enabled", "true")).lower() == "true"
     spark_error = model_error = None
     try:
-        table = spark.sql(sql.strip().rstrip(";")).toArrow()
+        table = to_arrow(spark.sql(sql.strip().rstrip(";")))
         spark_rows = list(zip(*[c.to_pylist() for c in _columns(table)])) if table.num_columns else []
     except Exception as e:  # noqa: BLE001 - Spark's error is part of the answer
         spark_error = e

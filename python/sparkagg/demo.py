@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 
 import sparkagg
 
+from .check import to_arrow
 from .reference import drivers
 
 ROWS = 20_000
@@ -105,7 +106,7 @@ def run(master: str = "local[*]", prefix: str = sparkagg.DEFAULT_PREFIX) -> int:
     spark = sparkagg.session(master=master, prefix=prefix, app_name="sparkagg-demo",
                              **{"spark.sql.shuffle.partitions": "4", "spark.log.level": "WARN"})
     spark.sql(SALES).createOrReplaceTempView("sales")
-    data = spark.table("sales").toArrow()
+    data = to_arrow(spark.table("sales"))
     print(f"sparkagg demo: {ROWS} sample sales rows on {master}; Spark {spark.version}; "
           f"functions prefixed '{prefix}'")
     mismatches = _grouped(spark, data, prefix, "Grouped aggregates by region", "region", [
