@@ -11,7 +11,8 @@ MINORS       := $(shell awk -F'\t' '/^[0-9]/ {print $$1}' $(LINES))
 DEFAULT      := $(lastword $(MINORS))
 OTHERS       := $(filter-out $(DEFAULT),$(MINORS))
 pyspark_of    = $(shell awk -F'\t' '$$1 == "$(1)" {print $$2}' $(LINES))
-artifact_of   = sparkagg-spark$(1)_$(shell awk -F'\t' '$$1 == "$(1)" {split($$3, v, "."); print v[1] "." v[2]}' $(LINES))
+scala_of      = $(shell awk -F'\t' '$$1 == "$(1)" {split($$3, v, "."); print v[1] "." v[2]}' $(LINES))
+artifact_of   = sparkagg-spark$(1)_$(call scala_of,$(1))
 project_of    = $(if $(filter $(DEFAULT),$(1)),root,spark$(subst .,,$(1)))
 JAR          := target/jars/$(call artifact_of,$(DEFAULT)).jar
 
@@ -40,12 +41,19 @@ venvs: $(foreach m,$(OTHERS),.venvs/spark-$(m)/.installed)
 # The JAR users ship for the default Spark (sparkagg classes only), the test JAR (user-defined accumulator
 # examples), and the JAR published to the local Maven repository for
 # `--packages io.github.sparkagg:sparkagg-spark4.3_2.13:0.1.0`. `make jars` does the same for every minor.
-jar: venv
+# Both are files with their sources as prerequisites, so an up-to-date build costs no sbt start.
+SOURCES      := build.sbt $(LINES) $(shell find jvm/src project -type f -not -path '*/target/*' -not -path 'project/project/*')
+EVERY_MINOR  := target/jars/.every-minor
+jar: $(JAR)
+$(JAR): $(SOURCES) $(VENV)/.installed
 	$(SBT) package Test/package publishM2
+	touch $@
 
-jars: venv venvs
+jars: $(EVERY_MINOR)
+$(EVERY_MINOR): $(SOURCES) $(VENV)/.installed $(foreach m,$(OTHERS),.venvs/spark-$(m)/.installed)
 	$(SBT) $(foreach m,$(MINORS),$(call project_of,$(m))/package $(call project_of,$(m))/Test/package \
 	  $(call project_of,$(m))/publishM2)
+	touch $@
 
 test-scala: venv
 	$(SBT) test
@@ -67,20 +75,26 @@ lint: venv
 
 test: jars lint test-scala test-versions test-python
 
-# Every other Spark minor, after the full suites on the default one: ScalaTest compiled against that Spark,
-# then, from its venv with the wheel installed (so the package picks that minor's JAR), the demo and the
-# Python suites where Spark versions differ: the DataFusion oracles, the sql/ cases and spark-submit
-# --jars, the state forms' Parquet rollup, windows, and the JAR/Spark checks.
+# Every other Spark minor, after the full suites on the default one: ScalaTest compiled against that Spark
+# (every suite on another Scala; on the default's Scala the suites that meet Spark, as the accumulators'
+# own suites run the same code there), then, from its venv with the wheel installed (so the package picks
+# that minor's JAR), the demo and the Python suites where Spark versions differ: the DataFusion oracles,
+# the sql/ cases and spark-submit --jars, the state forms' Parquet rollup, windows, the JAR/Spark checks.
+# The long partition sweeps run once, on the default minor (SPARKAGG_TEST_SWEEP, sparkagg.test.sweep).
 WHEEL         := dist/sparkagg-0.1.0-py3-none-any.whl
+SPARK_SUITES  := sparkagg.SqlSuite sparkagg.GroupedAggregateSuite sparkagg.GroupedSpillSuite sparkagg.WindowSuite \
+                 sparkagg.CatalogueSuite sparkagg.catalyst.* sparkagg.exec.*
+scala_tests   = $(if $(filter $(call scala_of,$(DEFAULT)),$(call scala_of,$(1))),\
+                  "$(call project_of,$(1))/testOnly $(SPARK_SUITES)",$(call project_of,$(1))/test)
 VERSION_TESTS := tests/test_oracle.py tests/test_oracle_ordered.py tests/test_sql_files.py \
                  tests/test_state_as_data.py tests/test_window.py tests/test_spark_lines.py
 test-versions: wheel venvs
-	$(SBT) $(foreach m,$(OTHERS),$(call project_of,$(m))/test)
+	$(SBT) $(foreach m,$(OTHERS),$(call scala_tests,$(m)))
 	set -e; for m in $(OTHERS); do \
 	  echo "== Spark $$m: the wheel, the demo, the Python suites"; \
 	  .venvs/spark-$$m/bin/python -m pip install -q --no-deps --force-reinstall $(WHEEL); \
 	  (cd /tmp && $(CURDIR)/.venvs/spark-$$m/bin/sparkagg demo --master 'local[2]'); \
-	  .venvs/spark-$$m/bin/python -m pytest -q -p no:cacheprovider $(VERSION_TESTS); \
+	  SPARKAGG_TEST_SWEEP=short .venvs/spark-$$m/bin/python -m pytest -q -p no:cacheprovider $(VERSION_TESTS); \
 	done
 
 demo: jar
@@ -91,7 +105,7 @@ demo: jar
 # the same steps a short trial: N rows, one run per query, no 20M-group spill run (minutes otherwise).
 BENCH_OUT ?= bench/results
 BENCH_TRIAL = $(if $(BENCH_ROWS),--rows $(BENCH_ROWS) --repeat 1)
-bench: jar bench-deps
+bench: jars bench-deps
 	$(PY) bench/bench_avg_sum.py --out $(BENCH_OUT) $(BENCH_TRIAL)
 	$(PY) bench/bench_numeric.py --out $(BENCH_OUT) $(BENCH_TRIAL)
 	$(PY) bench/bench_collections.py --out $(BENCH_OUT) $(BENCH_TRIAL)

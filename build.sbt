@@ -85,6 +85,8 @@ def sparkLine(line: SparkLine): Project =
         "-Djdk.reflect.useDirectMethodHandle=false"
       ),
       Test / parallelExecution := false,
+      // The long partition sweeps run on the default minor; the others sweep one count (testing/Sweep.scala).
+      Test / javaOptions ++= (if (line == SparkLines.default) Nil else Seq("-Dsparkagg.test.sweep=short")),
       // The JAR users put on --jars: our classes only, Spark is provided.
       // publishLocal / publishM2 serve `--packages` from the local repositories; no Scaladoc to wait for.
       Compile / doc / sources := Seq.empty,

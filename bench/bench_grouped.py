@@ -6,19 +6,25 @@ collect_list (through size(...), so the cost is building the lists). The keys of
 dense integers, which the grouped operator looks up in an array; a third grouping, 1M groups of
 scattered 64-bit keys (xxhash64 of the 1M-group key), takes its hash table instead, against Spark's.
 Then, unless --no-spill, a 20M-group aggregation in a separate Spark with 1 GB of driver memory, which
-completes by spilling (its spill metrics are printed). Times and ratios measured in this one run.
+completes by spilling (its spill metrics are printed). Then the same comparisons again on each Spark of
+--also-on (default 3.5, whose aggregation differs: Spark 3.5's built-ins are the anchors there), run by
+that Spark's venv (.venvs/spark-<minor>, `make venvs`) with this checkout's package and JARs. Times and
+ratios measured in this one run.
 
-    .venv/bin/python bench/bench_grouped.py [--rows N] [--repeat R] [--out DIR] [--no-spill]
+    .venv/bin/python bench/bench_grouped.py [--rows N] [--repeat R] [--out DIR] [--no-spill] [--also-on 3.5,4.0]
 
-The ratios go to bench/results/bench_grouped.json (bench/plot.py).
+The ratios go to bench/results/bench_grouped.json and bench_grouped-spark<minor>.json (bench/plot.py).
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import common
+import sparkagg
 
 # (sparkagg function, its call, Spark's function, its call)
 CALLS = [
@@ -35,7 +41,10 @@ SPARSE = ("ksparse", "1M scattered keys")
 SPILL_GROUPS = 20_000_000
 
 
-def main(rows: int, repeat: int, out, spill: bool) -> None:
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main(rows: int, repeat: int, out, spill: bool, also_on: list[str]) -> None:
     spark = common.session()
     common.base_table(spark, rows)
     spark.sql("SELECT xxhash64(kbig) AS ksparse, x FROM base").cache().createOrReplaceTempView("sparse")
@@ -52,7 +61,11 @@ def main(rows: int, repeat: int, out, spill: bool) -> None:
     key, label = SPARSE
     timings[label] = timed_calls(spark, "sparse", key, label, repeat, typed=False)
     print("ratios, sparkagg's grouped operator / other (lower is better for sparkagg):")
-    recorder = common.Recorder("bench_grouped", "grouped operator", rows, repeat)
+    minor = sparkagg.spark_minor()
+    default = minor == list(sparkagg.SPARK_LINES)[-1]
+    recorder = common.Recorder("bench_grouped" + ("" if default else f"-spark{minor}"),
+                               "grouped operator" + ("" if default else f" on Spark {minor}"), rows, repeat,
+                               source="bench/bench_grouped.py")
     chart = f"Grouped operator, {rows:,} rows: sparkagg / other"
     groups = [label for _, label in common.GROUPINGS + (SPARSE,)]
     for label in groups:
@@ -67,6 +80,20 @@ def main(rows: int, repeat: int, out, spill: bool) -> None:
     spark.stop()
     if spill:
         spill_run()
+    for other in also_on:
+        on_other_spark(other, rows, repeat, out)
+
+
+def on_other_spark(minor: str, rows: int, repeat: int, out) -> None:
+    """This script's comparisons on Spark ``minor``, in a child process of that Spark's venv."""
+    python = ROOT / ".venvs" / f"spark-{minor}" / "bin" / "python"
+    if not python.is_file():
+        sys.exit(f"bench_grouped: no {python.parent.parent} for Spark {minor}; `make venvs` makes it")
+    print(f"\n== on Spark {minor} ({python.parent.parent.relative_to(ROOT)}):", flush=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    env.pop("SPARKAGG_JAR", None)
+    subprocess.run([str(python), __file__, "--rows", str(rows), "--repeat", str(repeat), "--out", str(out),
+                    "--no-spill", "--also-on", ""], check=True, env=env)
 
 
 def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: bool) -> dict:
@@ -120,5 +147,7 @@ if __name__ == "__main__":
     else:
         parser = common.arguments(__doc__)
         parser.add_argument("--no-spill", action="store_true", help="leave out the 20M-group spill run")
+        parser.add_argument("--also-on", default="3.5",
+                            help="other Spark minors to compare on, comma-separated (default 3.5; '' for none)")
         args = parser.parse_args()
-        main(args.rows, args.repeat, args.out, not args.no_spill)
+        main(args.rows, args.repeat, args.out, not args.no_spill, [m for m in args.also_on.split(",") if m])

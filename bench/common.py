@@ -30,9 +30,9 @@ class Recorder:
     """The ratios of one script's run, as bench/plot.py reads them: charts of bars, each bar the time of
     ``a`` over the time of ``b`` for one group (a column: "1k groups", "w = 100"), with both times."""
 
-    def __init__(self, script: str, title: str, rows: int, repeat: int):
+    def __init__(self, script: str, title: str, rows: int, repeat: int, source: str | None = None):
         self.data = {"script": script, "title": title, "rows": rows, "repeat": repeat,
-                     "measured": time.strftime("%Y-%m-%d %H:%M"), "source": f"bench/{script}.py",
+                     "measured": time.strftime("%Y-%m-%d %H:%M"), "source": source or f"bench/{script}.py",
                      "machine": f"{platform.machine()}, {os.cpu_count()} cores, local[2]",
                      "spark": None, "charts": []}
 

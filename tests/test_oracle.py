@@ -52,7 +52,7 @@ def table():
     return data.table()
 
 
-@pytest.mark.parametrize("partitions", [1, 3, 17])
+@pytest.mark.parametrize("partitions", data.PARTITIONS)
 @pytest.mark.parametrize("grouped", [True, False], ids=["grouped", "global"])
 def test_agrees_with_datafusion(spark, table, partitions, grouped):
     got = _spark_rows(spark, table, _query(CALLS, "df_", grouped), partitions)
@@ -108,7 +108,7 @@ def test_all_null_groups(spark):
         assert oracle.same_rows(got, expected), (grouped, got, expected)
 
 
-@pytest.mark.parametrize("partitions", [1, 3, 17])
+@pytest.mark.parametrize("partitions", data.PARTITIONS)
 def test_collections_agree_with_datafusion(spark, table, partitions):
     """median exactly; array_agg and string_agg as multisets (their order is not defined unordered)."""
     calls = ["median(i)", "median(l)", "median(f)", "median(d)", "median(m)", "array_agg(i)", "array_agg(s)",
@@ -133,7 +133,7 @@ def test_collections_agree_with_datafusion(spark, table, partitions):
             assert (a == b if exact else oracle.same(a, b)), (call, r_got[0], a, b)
 
 
-@pytest.mark.parametrize("partitions", [1, 3, 17])
+@pytest.mark.parametrize("partitions", data.PARTITIONS)
 def test_approx_distinct_within_two_percent_of_datafusion(spark, partitions):
     """HyperLogLog with sparkagg's own hash: within 2% of DataFusion's estimate (about two standard errors), and the
     same estimate whatever the partitioning (merging registers is exact)."""

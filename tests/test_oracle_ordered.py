@@ -107,7 +107,7 @@ def test_each_ordered_call_runs_or_is_refused_naming_it(spark, table):
             assert f"df_{ours.split('(')[0]}(...) WITHIN GROUP" in text and "needs Spark 4.0" in text, text
 
 
-@pytest.mark.parametrize("partitions", [1, 3, 17])
+@pytest.mark.parametrize("partitions", data.PARTITIONS)
 @pytest.mark.parametrize("grouped", [True, False], ids=["grouped", "global"])
 def test_ordered_agree_with_datafusion(spark, table, partitions, grouped):
     ours, theirs = zip(*_expressible())

@@ -4,7 +4,7 @@ import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.exec.{GroupedAggregateExec, GroupedAggregateStrategy, GroupedMode}
-import sparkagg.testing.{EveryFunction, SparkFeatures}
+import sparkagg.testing.{EveryFunction, SparkFeatures, Sweep}
 
 /**
  * The grouped operator (exec/) against the TypedImperativeAggregate path it replaces: every function,
@@ -74,7 +74,7 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
 
   private val keySets = Seq("k", "i", "s", "k, b", "k % 5", "u", "")
 
-  for (parts <- Seq(1, 3, 17); keys <- keySets) {
+  for (parts <- Sweep.partitions; keys <- keySets) {
     val label = if (keys.isEmpty) "global" else s"GROUP BY $keys"
     test(s"both paths agree on every function, FILTER on half of them, $label, $parts partitions") {
       spark.table("t").repartition(parts).createOrReplaceTempView("tp")

@@ -5,7 +5,7 @@ import org.apache.spark.sql.{AnalysisException, DataFrame, Encoders, Row, functi
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.catalyst.{AccumulatorAggregator, Form, Registry}
 import sparkagg.functions.Functions
-import sparkagg.testing.{EveryFunction, MyAvg, SparkFeatures}
+import sparkagg.testing.{EveryFunction, MyAvg, SparkFeatures, Sweep}
 
 /** sparkagg's functions through SQL on a local session, against Spark's built-ins and worked examples. */
 class SqlSuite extends AnyFunSuite with LocalSpark {
@@ -60,7 +60,7 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
     "regr_sxy(d, l)" -> "df_regr_sxy(d, l)"
   )
 
-  for (parts <- Seq(1, 3, 17); grouped <- Seq(true, false)) {
+  for (parts <- Sweep.partitions; grouped <- Seq(true, false)) {
     test(s"agrees with Spark's built-ins, ${if (grouped) "grouped" else "global"}, $parts partitions") {
       spark.table("t").repartition(parts).createOrReplaceTempView("tp")
       val (ours, theirs) = (agreeing.map(_._2), agreeing.map(_._1))
@@ -260,9 +260,11 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
     }
   }
 
-  test("percentile_cont WITHIN GROUP equals Spark's percentile_cont, ASC and DESC, grouped, 1/3/17 partitions") {
+  test(
+    s"percentile_cont WITHIN GROUP equals Spark's percentile_cont, ASC and DESC, grouped, ${Sweep.partitions.mkString(
+        "/")} partitions") {
     assume(SparkFeatures.withinGroup, "WITHIN GROUP needs Spark 4.0 (the test above checks 3.5's refusal)")
-    for (parts <- Seq(1, 3, 17)) {
+    for (parts <- Sweep.partitions) {
       spark.table("t").repartition(parts).createOrReplaceTempView("tp")
       val calls = for (p <- Seq("0.0", "0.25", "0.5", "0.9", "1.0"); dir <- Seq("", " DESC"); x <- Seq("i", "l", "m"))
         yield s"percentile_cont($p) WITHIN GROUP (ORDER BY $x$dir)"

@@ -1,0 +1,9 @@
+package sparkagg.testing
+
+/**
+ * The partition counts the Spark-facing suites sweep: 1, 3 and 17 on the default Spark minor; 3 alone on
+ * the others (build.sbt sets sparkagg.test.sweep=short there), so the long sweeps run once per `make test`.
+ */
+object Sweep {
+  val partitions: Seq[Int] = if (sys.props.get("sparkagg.test.sweep").contains("short")) Seq(3) else Seq(1, 3, 17)
+}
