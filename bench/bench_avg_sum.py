@@ -1,6 +1,8 @@
 """df_avg and df_sum against Spark's built-in avg / sum (code-generated hash aggregation), the same
-accumulator through Spark's Aggregator route (functions.udaf: the "udaf_avg / df_avg" line), and
-DataFusion, over 5M rows at 1k and 1M groups. Prints times and the ratios, all measured in this one run.
+accumulator through Spark's Aggregator route (functions.udaf: the "udaf_avg / df_avg" line) and through
+the class registered by name (registerJavaUDAF of sparkagg.udaf.Avg, Spark's row-at-a-time UDAF path: the
+"class_avg / df_avg" line), and DataFusion, over 5M rows at 1k and 1M groups. Prints times and the ratios,
+all measured in this one run.
 
     .venv/bin/python bench/bench_avg_sum.py [--rows N] [--repeat R] [--out DIR]
 
@@ -38,10 +40,12 @@ def datafusion_times(rows: int, repeat: int = 3) -> dict[str, float]:
 def main(rows: int, repeat: int, out) -> None:
     spark = common.session()
     spark._jvm.sparkagg.SparkAgg.registerUdaf(spark._jsparkSession, "udaf_avg", "sparkagg.functions.Avg", "double")
+    spark.udf.registerJavaUDAF("class_avg", "sparkagg.udaf.Avg")
     common.base_table(spark, rows)
     print(f"bench_avg_sum: {rows:,} rows, local[2], best of {repeat} (noop write)")
     common.timed(spark, "warm-up", "SELECT k, avg(x), df_avg(x) FROM base GROUP BY k", repeat=1)
-    timings = common.compare(spark, [("df_avg(x)", "avg(x)"), ("df_sum(x)", "sum(x)"), ("udaf_avg(x)", "df_avg(x)")],
+    timings = common.compare(spark, [("df_avg(x)", "avg(x)"), ("df_sum(x)", "sum(x)"), ("udaf_avg(x)", "df_avg(x)"),
+                                     ("class_avg(x)", "df_avg(x)")],
                              repeat=repeat)
     df_times = datafusion_times(rows, repeat)
     print("against DataFusion 50 (avg and sum in one query, same data shape):")
@@ -58,6 +62,8 @@ def main(rows: int, repeat: int, out) -> None:
         recorder.add(chart, groups, "df_sum", "Spark sum", label, t["df_sum(x)"], t["sum(x)"])
         recorder.add(chart, groups, "df_avg", "same accumulator as Aggregator (udaf)", label,
                      t["df_avg(x)"], t["udaf_avg(x)"])
+        recorder.add(chart, groups, "df_avg", "same accumulator by class name (registerJavaUDAF)", label,
+                     t["df_avg(x)"], t["class_avg(x)"])
         recorder.add(chart, groups, "df_avg", "DataFusion 50 (avg, sum)", label, t["df_avg(x)"], df_times.get(key))
     recorder.write(spark, out)
     spark.stop()

@@ -1,5 +1,6 @@
 """Spark Connect: a server started with the sparkagg JAR and spark.sql.extensions, and a remote client in
-its own process (tests/apps/connect_client.py) running SQL and sparkagg.functions (no py4j)."""
+its own process (tests/apps/connect_client.py) running SQL and sparkagg.functions (no py4j); and a server
+started without either, to which a client adds the JAR and registers functions by class name."""
 from __future__ import annotations
 
 import json
@@ -26,50 +27,59 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+class _Server:
+    """A Spark Connect server of the installed pyspark on a free port, with the given settings; its whole
+    process group is stopped on exit (the script's JVM outlives a terminated bash)."""
+
+    def __init__(self, folder: Path, *settings: str):
+        import pyspark
+        home = Path(pyspark.__file__).parent
+        self.port = _free_port()
+        self.url = f"sc://127.0.0.1:{self.port}"
+        self.log = open(folder / "server.log", "w")
+        self.env = {**os.environ, "SPARK_HOME": str(home), "PYSPARK_PYTHON": sys.executable,
+                    "SPARK_LOG_DIR": str(folder), "SPARK_PID_DIR": str(folder)}
+        self.process = subprocess.Popen(
+            ["bash", str(home / "sbin" / "start-connect-server.sh"), "--wait", "--master", "local[2]", *settings,
+             "--conf", f"spark.connect.grpc.binding.port={self.port}", "--conf", "spark.ui.enabled=false"],
+            stdout=self.log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True)
+
+    def __enter__(self):
+        deadline = time.time() + 180
+        while time.time() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return self
+            if self.process.poll() is not None:
+                pytest.fail(f"the Spark Connect server exited: {Path(self.log.name).read_text()[-3000:]}")
+            time.sleep(1)
+        self.__exit__()
+        pytest.fail("the Spark Connect server did not open its port in 180 s")
+
+    def __exit__(self, *_):
+        try:
+            os.killpg(self.process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        self.process.wait(timeout=60)
+        self.log.close()
+
+
 @pytest.fixture(scope="module")
 def remote(tmp_path_factory) -> dict:
     """Starts the server, runs the client against it, returns the client's results by check."""
-    import pyspark
-    home = Path(pyspark.__file__).parent
-    port = _free_port()
-    log = open(tmp_path_factory.mktemp("connect") / "server.log", "w")
-    env = {**os.environ, "SPARK_HOME": str(home), "PYSPARK_PYTHON": sys.executable,
-           "SPARK_LOG_DIR": str(Path(log.name).parent), "SPARK_PID_DIR": str(Path(log.name).parent)}
-    server = subprocess.Popen(
-        ["bash", str(home / "sbin" / "start-connect-server.sh"), "--wait", "--master", "local[2]",
-         "--jars", sparkagg.jar_path(), "--conf", f"spark.sql.extensions={sparkagg.EXTENSIONS}",
-         "--conf", f"spark.connect.grpc.binding.port={port}", "--conf", "spark.ui.enabled=false",
-         "--conf", "spark.connect.progress.reportInterval=500ms"],
-        stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-
-    def stop_server() -> None:  # the script's JVM outlives a terminated bash: stop its whole group
-        try:
-            os.killpg(server.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        server.wait(timeout=60)
-
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        if server.poll() is not None:
-            pytest.fail(f"the Spark Connect server exited: {Path(log.name).read_text()[-3000:]}")
-        time.sleep(1)
-    else:
-        stop_server()
-        pytest.fail("the Spark Connect server did not open its port in 180 s")
-    client = subprocess.run([sys.executable, str(Path(__file__).parent / "apps" / "connect_client.py"),
-                             f"sc://127.0.0.1:{port}"], capture_output=True, text=True, timeout=300, env=env)
-    # The CLI against the same server: a job of a few seconds, its progress from the server's reports.
-    cli = subprocess.run([sys.executable, "-m", "sparkagg.cli", "sql", "--remote", f"sc://127.0.0.1:{port}",
-                          "--progress", "--format", "csv", SLOW_QUERY],
-                         capture_output=True, text=True, timeout=300, env=env)
-    listing = subprocess.run([sys.executable, "-m", "sparkagg.cli", "functions", "--remote", f"sc://127.0.0.1:{port}"],
+    with _Server(tmp_path_factory.mktemp("connect"), "--jars", sparkagg.jar_path(),
+                 "--conf", f"spark.sql.extensions={sparkagg.EXTENSIONS}",
+                 "--conf", "spark.connect.progress.reportInterval=500ms") as server:
+        port, env = server.port, server.env
+        client = subprocess.run([sys.executable, str(Path(__file__).parent / "apps" / "connect_client.py"),
+                                 f"sc://127.0.0.1:{port}"], capture_output=True, text=True, timeout=300, env=env)
+        # The CLI against the same server: a job of a few seconds, its progress from the server's reports.
+        cli = subprocess.run([sys.executable, "-m", "sparkagg.cli", "sql", "--remote", f"sc://127.0.0.1:{port}",
+                              "--progress", "--format", "csv", SLOW_QUERY],
                              capture_output=True, text=True, timeout=300, env=env)
-    stop_server()
-    log.close()
+        listing = subprocess.run([sys.executable, "-m", "sparkagg.cli", "functions", "--remote", server.url],
+                                 capture_output=True, text=True, timeout=300, env=env)
     assert client.returncode == 0, client.stderr[-3000:]
     results = {}
     for line in client.stdout.splitlines():
@@ -106,3 +116,27 @@ def test_cli_lists_the_functions_over_spark_connect(remote):
     lines = listing.stdout.splitlines()
     assert any(line.startswith("df_avg(") for line in lines) and any(line.startswith("df_mean(") for line in lines)
     assert not any(line.startswith("df_avg_state") for line in lines)  # the state forms are summed up in one line
+
+
+# A client of a server that has never heard of sparkagg: it ships the JAR and registers by class name.
+BY_CLASS_NAME_CLIENT = r"""
+import json, sys
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
+spark.addArtifacts(sys.argv[2])
+spark.udf.registerJavaUDAF("df_avg", "sparkagg.udaf.Avg")
+spark.udf.registerJavaUDAF("df_string_agg", "sparkagg.udaf.StringAgg")
+rows = spark.sql("SELECT k, df_avg(x), df_string_agg(s, '-') FROM VALUES (1, 2, 'a'), (1, 4, 'b'), (2, NULL, NULL) "
+                 "AS t(k, x, s) GROUP BY k ORDER BY k").collect()
+print(json.dumps([list(r) for r in rows]))
+"""
+
+
+def test_registered_by_class_name_on_a_server_without_the_extension(tmp_path):
+    with _Server(tmp_path) as server:
+        client = subprocess.run([sys.executable, "-c", BY_CLASS_NAME_CLIENT, server.url, sparkagg.jar_path()],
+                                capture_output=True, text=True, timeout=300, env=server.env)
+    assert client.returncode == 0, client.stderr[-3000:]
+    # Hand-worked: group 1 averages 2 and 4 and joins 'a' and 'b' (in either order); group 2 has only NULLs.
+    (k1, avg1, joined), second = json.loads(client.stdout.splitlines()[-1])
+    assert (k1, avg1, sorted(joined.split("-")), second) == (1, 3.0, ["a", "b"], [2, None, None])

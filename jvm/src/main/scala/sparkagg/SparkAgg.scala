@@ -2,7 +2,7 @@ package sparkagg
 
 import org.apache.spark.SparkEnv
 import org.apache.spark.sql.{Encoders, SparkSession, SparkSessionExtensions}
-import org.apache.spark.sql.functions.udaf
+import org.apache.spark.sql.functions.{udaf => aggregatorUdf} // renamed: Scala 2.12 takes `udaf` for the package sparkagg.udaf
 import org.apache.spark.sql.types.{DataType, StructField, StructType}
 import org.apache.spark.sql.sparkagg.SparkInternals
 import sparkagg.api.FunctionDef
@@ -67,7 +67,7 @@ object SparkAgg {
         StructField(s"_$i", DataType.fromDDL(t.trim))
       })
     val input = Encoders.row(schema)
-    spark.udf.register(name, udaf(AccumulatorAggregator(loadFunction(className), input), input))
+    spark.udf.register(name, aggregatorUdf(AccumulatorAggregator(loadFunction(className), input), input))
   }
 
   def loadFunction(className: String): FunctionDef = {
