@@ -76,20 +76,16 @@ lint: venv
 test: jars lint test-scala test-versions test-python
 
 # Every other Spark minor, after the full suites on the default one: ScalaTest compiled against that Spark
-# (every suite on another Scala; on the default's Scala the suites that meet Spark, as the accumulators'
-# own suites run the same code there), then, from its venv with the wheel installed (so the package picks
+# (every suite on another Scala; on the default's Scala the suites that meet Spark, build.sbt's meetsSpark),
+# then, from its venv with the wheel installed (so the package picks
 # that minor's JAR), the demo and the Python suites where Spark versions differ: the DataFusion oracles,
 # the sql/ cases and spark-submit --jars, the state forms' Parquet rollup, windows, the JAR/Spark checks.
 # The long partition sweeps run once, on the default minor (SPARKAGG_TEST_SWEEP, sparkagg.test.sweep).
 WHEEL         := dist/sparkagg-0.1.0-py3-none-any.whl
-SPARK_SUITES  := sparkagg.SqlSuite sparkagg.GroupedAggregateSuite sparkagg.GroupedSpillSuite sparkagg.WindowSuite \
-                 sparkagg.CatalogueSuite sparkagg.catalyst.* sparkagg.exec.*
-scala_tests   = $(if $(filter $(call scala_of,$(DEFAULT)),$(call scala_of,$(1))),\
-                  "$(call project_of,$(1))/testOnly $(SPARK_SUITES)",$(call project_of,$(1))/test)
 VERSION_TESTS := tests/test_oracle.py tests/test_oracle_ordered.py tests/test_sql_files.py \
                  tests/test_state_as_data.py tests/test_window.py tests/test_spark_lines.py
 test-versions: wheel venvs
-	$(SBT) $(foreach m,$(OTHERS),$(call scala_tests,$(m)))
+	$(SBT) $(foreach m,$(OTHERS),$(call project_of,$(m))/test)
 	set -e; for m in $(OTHERS); do \
 	  echo "== Spark $$m: the wheel, the demo, the Python suites"; \
 	  .venvs/spark-$$m/bin/python -m pip install -q --no-deps --force-reinstall $(WHEEL); \

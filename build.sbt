@@ -37,6 +37,12 @@ def sparkJars(base: File, line: SparkLine): Seq[File] = {
   dir.listFiles.toSeq.filter(f => f.getName.endsWith(".jar") && !f.getName.startsWith("scala-"))
 }
 
+// The suites that exercise Spark itself (its planner, parser, operators and SQL), as opposed to the
+// accumulators' algebra.
+def meetsSpark(suite: String): Boolean =
+  Set("sparkagg.SqlSuite", "sparkagg.GroupedAggregateSuite", "sparkagg.GroupedSpillSuite", "sparkagg.WindowSuite",
+    "sparkagg.CatalogueSuite")(suite) || suite.startsWith("sparkagg.catalyst.") || suite.startsWith("sparkagg.exec.")
+
 ThisBuild / organization := "io.github.sparkagg"
 ThisBuild / version := "0.1.0"
 
@@ -87,6 +93,12 @@ def sparkLine(line: SparkLine): Project =
       Test / parallelExecution := false,
       // The long partition sweeps run on the default minor; the others sweep one count (testing/Sweep.scala).
       Test / javaOptions ++= (if (line == SparkLines.default) Nil else Seq("-Dsparkagg.test.sweep=short")),
+      // On the default's Scala, another minor runs only the suites that meet Spark: the accumulators' own
+      // suites would run the same bytecode against the same Scala library again.
+      Test / testOptions ++= {
+        if (line == SparkLines.default || line.scalaBinary != SparkLines.default.scalaBinary) Nil
+        else Seq(Tests.Filter(meetsSpark))
+      },
       // The JAR users put on --jars: our classes only, Spark is provided.
       // publishLocal / publishM2 serve `--packages` from the local repositories; no Scaladoc to wait for.
       Compile / doc / sources := Seq.empty,

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 __version__ = "0.1.0"
@@ -15,7 +16,7 @@ EXTENSIONS = "sparkagg.SparkAggExtensions"
 PREFIX_CONF = "spark.sparkagg.prefix"
 DEFAULT_PREFIX = "df_"
 
-__all__ = ["session", "register", "register_class", "jar_path", "functions", "reference"]
+__all__ = ["session", "register", "register_class", "jar_path", "functions", "reference", "udaf"]
 
 
 
@@ -85,6 +86,13 @@ def session(master: str = "local[*]", prefix: str = DEFAULT_PREFIX, app_name: st
                .config("spark.sql.extensions", EXTENSIONS)
                .config(PREFIX_CONF, prefix)
                .config("spark.ui.showConsoleProgress", "true"))
+    # Python workers (sparkagg.udaf, PySpark's UDFs) run this interpreter, whose packages they need,
+    # unless the user chose one: by default they would take `python3` from PATH. PySpark reads the
+    # environment variable when the context starts; the setting records the choice.
+    if master.startswith("local") and "PYSPARK_PYTHON" not in os.environ \
+            and "spark.pyspark.python" not in conf:
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        builder = builder.config("spark.pyspark.python", sys.executable)
     for key, value in conf.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
@@ -119,7 +127,7 @@ def register_class(spark, name: str, class_name: str) -> None:
 
 
 def __getattr__(name):  # lazy submodules: importing sparkagg does not start or import Spark
-    if name in ("functions", "reference"):
+    if name in ("functions", "reference", "udaf"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(name)

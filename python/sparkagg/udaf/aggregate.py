@@ -1,0 +1,160 @@
+"""``aggregate``: Python udafs grouped in two phases on Spark, as DataFusion's Partial and Final.
+
+1. Partial, in the Python workers over each input partition's Arrow batches (``mapInArrow``): a group
+   index and one GroupsAccumulator per call (a user's Accumulator runs one per group); the partition's
+   states go out with their keys, early when the groups outgrow ``spark.sparkagg.udaf.partialGroups``.
+2. The states, and only they, are shuffled by the keys (one partition for a global aggregate).
+3. Final, again in the workers: the states merge into one group each and are evaluated.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from ..reference.groups import EmitTo
+from .api import AggregateUDF, UdafCall
+from .grouping import GroupIndex
+from .plan import PREFIX, arguments, arrow_type, column, normal_key, spark_type
+
+PARTIAL_GROUPS_CONF = "spark.sparkagg.udaf.partialGroups"
+PARTIAL_GROUPS_DEFAULT = 1 << 20
+OUT_ROWS = 1 << 16  # rows per Arrow batch handed back to Spark
+
+
+class _Phase:
+    """What both phases share: the key columns, then each call's columns (arguments or states)."""
+
+    def __init__(self, udafs: list[AggregateUDF], widths: list[int], key_types: list[pa.DataType]) -> None:
+        self.udafs = udafs
+        self.widths = widths
+        self.key_types = key_types
+
+    def start(self) -> tuple[GroupIndex, list]:
+        index = GroupIndex(self.key_types)
+        accumulators = [u.groups() for u in self.udafs]
+        if not self.key_types:  # a global aggregate has its one group even with no rows
+            for u, acc in zip(self.udafs, accumulators):
+                empty = [pa.array([], t) for t in u.input_types]
+                u.calling("update_batch", acc.update_batch, empty, index.index([], 0), None, 1)
+        return index, accumulators
+
+    def fold(self, batch: pa.RecordBatch, index: GroupIndex, accumulators: list) -> None:
+        keys = len(self.key_types)
+        groups = index.index([batch.column(i) for i in range(keys)], batch.num_rows)
+        at = keys
+        for u, acc, width in zip(self.udafs, accumulators, self.widths):
+            self._fold(u, acc, [batch.column(at + j) for j in range(width)], groups, index.count)
+            at += width
+
+    def _fold(self, udaf, acc, columns, groups, total) -> None:
+        raise NotImplementedError
+
+    def emit(self, index: GroupIndex, accumulators: list) -> Iterator[pa.RecordBatch]:
+        count = index.count
+        columns = index.take_keys()
+        for u, acc in zip(self.udafs, accumulators):
+            for array in self._out(u, acc):
+                if len(array) != count:
+                    raise ValueError(f"udaf {u.name}: {len(array)} values emitted for {count} groups")
+                columns.append(array)
+        names = [f"c{i}" for i in range(len(columns))]
+        yield from pa.Table.from_arrays(columns, names).to_batches(max_chunksize=OUT_ROWS)
+
+    def _out(self, udaf, acc) -> list[pa.Array]:
+        raise NotImplementedError
+
+
+class Partial(_Phase):
+    def __init__(self, udafs, widths, key_types, max_groups: int) -> None:
+        super().__init__(udafs, widths, key_types)
+        self.max_groups = max_groups
+
+    def _fold(self, udaf, acc, columns, groups, total) -> None:
+        udaf.calling("update_batch", acc.update_batch, columns, groups, None, total)
+
+    def _out(self, udaf, acc):
+        states = udaf.calling("state", acc.state, EmitTo.All)
+        if len(states) != len(udaf.state_type):
+            raise ValueError(f"udaf {udaf.name}: state() gave {len(states)} arrays, state_type has "
+                             f"{len(udaf.state_type)}")
+        return [udaf.checked(a, t, f"state field {i}") for i, (a, t) in enumerate(zip(states, udaf.state_type))]
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        index, accumulators = self.start()
+        for batch in batches:
+            self.fold(batch, index, accumulators)
+            if self.key_types and index.count > self.max_groups:  # bounded memory: hand these on now
+                yield from self.emit(index, accumulators)
+        if index.count:
+            yield from self.emit(index, accumulators)
+
+
+class Final(_Phase):
+    def _fold(self, udaf, acc, columns, groups, total) -> None:
+        udaf.calling("merge_batch", acc.merge_batch, columns, groups, None, total)
+
+    def _out(self, udaf, acc):
+        return [udaf.checked(udaf.calling("evaluate", acc.evaluate, EmitTo.All), udaf.return_type, "result")]
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        index, accumulators = self.start()
+        for batch in batches:
+            self.fold(batch, index, accumulators)
+        if index.count:
+            yield from self.emit(index, accumulators)
+
+
+def aggregate(df: DataFrame, by: str | list | None = None, **calls: UdafCall) -> DataFrame:
+    """One row per group of ``by`` (a column name or Column, a list of them, or None / [] for one
+    global row), then one column per keyword, in the order given, each a udaf call.
+
+    The udafs run in two phases in Spark's Python workers: only their states cross the shuffle.
+
+    >>> import pyarrow as pa
+    >>> from sparkagg.udaf import Accumulator, udaf, aggregate
+    >>> class Total(Accumulator):
+    ...     def __init__(self): self.total = 0
+    ...     def update(self, values): self.total += sum(v for v in values.to_pylist() if v is not None)
+    ...     def merge(self, states): self.total += sum(states[0].to_pylist())
+    ...     def state(self): return [self.total]
+    ...     def evaluate(self): return self.total
+    >>> total = udaf(Total, pa.int64(), pa.int64(), [pa.int64()])
+    >>> df = spark.createDataFrame([("a", 1), ("b", 2), ("a", 3)], "k string, x long")
+    >>> sorted(aggregate(df, "k", total=total("x")).collect())
+    [Row(k='a', total=4), Row(k='b', total=2)]
+    """
+    if not calls:
+        raise TypeError("aggregate needs at least one udaf call, given as name=f(columns...)")
+    for name, call in calls.items():
+        if not isinstance(call, UdafCall):
+            raise TypeError(f"aggregate: {name}= must be a udaf call such as f('x'), got {type(call).__name__}")
+    keys = [] if by is None else [by] if isinstance(by, str) else list(by)
+    key_fields = df.select(*[column(k) for k in keys]).schema.fields
+    staged = [normal_key(column(k), f).alias(f"{PREFIX}k{i}") for i, (k, f) in enumerate(zip(keys, key_fields))]
+    udafs, widths = [], []
+    for i, (name, call) in enumerate(calls.items()):
+        args = arguments(df, call, name)
+        staged += [a.alias(f"{PREFIX}a{i}_{j}") for j, a in enumerate(args)]
+        udafs.append(call.udaf)
+        widths.append(len(args))
+    rows = df.select(*staged)
+    key_types = [arrow_type(f.dataType) for f in rows.schema.fields[: len(keys)]]
+    key_schema = [T.StructField(f"{PREFIX}k{i}", f.dataType, True)
+                  for i, f in enumerate(rows.schema.fields[: len(keys)])]
+
+    state_schema = T.StructType(key_schema + [
+        T.StructField(f"{PREFIX}s{i}_{f}", spark_type(u.name, "state", t), True)
+        for i, u in enumerate(udafs) for f, t in enumerate(u.state_type)])
+    max_groups = int(df.sparkSession.conf.get(PARTIAL_GROUPS_CONF, str(PARTIAL_GROUPS_DEFAULT)))
+    states = rows.mapInArrow(Partial(udafs, widths, key_types, max_groups), state_schema)
+    states = states.repartition(*[F.col(f.name) for f in key_schema]) if keys else states.repartition(1)
+
+    result_schema = T.StructType(key_schema + [
+        T.StructField(name, spark_type(u.name, "return", u.return_type), True) for name, u in zip(calls, udafs)])
+    finals = states.mapInArrow(Final(udafs, [len(u.state_type) for u in udafs], key_types), result_schema)
+    key_names = [k if isinstance(k, str) else f.name for k, f in zip(keys, key_fields)]
+    return finals.toDF(*key_names, *calls)

@@ -1,0 +1,70 @@
+"""The Spark side of a Python udaf call, decided on the driver before any job runs: the argument
+columns checked against ``input_types`` (and widened where that loses nothing), and the Spark types of
+what the Python workers hand back."""
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import from_arrow_type, to_arrow_type
+
+from .api import UdafCall
+
+PREFIX = "__sparkagg_"  # the staged columns' names, out of the way of the user's
+
+
+def column(c: Any) -> Column:
+    return c if isinstance(c, Column) else F.col(c)
+
+
+def arrow_type(spark_type: T.DataType) -> pa.DataType:
+    return pa.null() if isinstance(spark_type, T.NullType) else to_arrow_type(spark_type)
+
+
+def spark_type(udaf_name: str, what: str, arrow: pa.DataType) -> T.DataType:
+    try:
+        return from_arrow_type(arrow)
+    except Exception as e:
+        raise TypeError(f"udaf {udaf_name}: {what} type {arrow} has no Spark SQL type") from e
+
+
+def _widens(actual: pa.DataType, expected: pa.DataType) -> bool:
+    """Whether Spark can cast ``actual`` to ``expected`` without losing a value's meaning: NULL to
+    anything, a narrower to a wider integer, any number to a double, float to double."""
+    t = pa.types
+    if t.is_null(actual):
+        return True
+    if t.is_integer(actual) and t.is_signed_integer(expected):
+        return actual.bit_width <= expected.bit_width
+    if t.is_float64(expected):
+        return t.is_integer(actual) or t.is_floating(actual) or t.is_decimal(actual)
+    return False
+
+
+def arguments(df: DataFrame, call: UdafCall, label: str) -> list[Column]:
+    """The call's argument columns, of exactly its ``input_types``; a column that does not fit is an
+    error here, naming the udaf, the argument and both types."""
+    udaf = call.udaf
+    staged = df.select(*[column(c) for c in call.columns])
+    out = []
+    for j, (c, field, expected) in enumerate(zip(call.columns, staged.schema.fields, udaf.input_types)):
+        actual = arrow_type(field.dataType)
+        if actual == expected:
+            out.append(column(c))
+        elif _widens(actual, expected):
+            out.append(column(c).cast(spark_type(udaf.name, "input", expected)))
+        else:
+            raise TypeError(
+                f"udaf {udaf.name} ({label}): argument {j + 1} ({field.name}) is {field.dataType.simpleString()} "
+                f"({actual}); it takes {expected}")
+    return out
+
+
+def normal_key(c: Column, field: T.StructField) -> Column:
+    """A float key with -0.0 made 0.0, so that the shuffle hashes both to one group as GROUP BY does."""
+    if isinstance(field.dataType, (T.FloatType, T.DoubleType)):
+        return c + F.lit(0.0).cast(field.dataType)
+    return c

@@ -1,0 +1,70 @@
+"""A user's script: a Python Accumulator defined here (so it travels by value) run by sparkagg.udaf on the
+session named by argv ("--remote sc://..." or "--master local-cluster[...]"), grouped and over a sliding
+window, each checked against Spark's own expressions for the same figures; prints one JSON line."""
+import json
+import sys
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+import sparkagg
+from sparkagg.udaf import Accumulator, aggregate, udaf, window
+
+
+class WeightedMean(Accumulator):
+    """sum(x * w) / sum(w) over the rows where both are present."""
+
+    def __init__(self):
+        self.xw, self.w = 0.0, 0.0
+
+    def update(self, x, w):
+        both = pc.and_(pc.is_valid(x), pc.is_valid(w))
+        x, w = pc.filter(x, both), pc.filter(w, both)
+        self.xw += pc.sum(pc.multiply(x, w)).as_py() or 0.0
+        self.w += pc.sum(w).as_py() or 0.0
+
+    def retract(self, x, w):
+        both = pc.and_(pc.is_valid(x), pc.is_valid(w))
+        x, w = pc.filter(x, both), pc.filter(w, both)
+        self.xw -= pc.sum(pc.multiply(x, w)).as_py() or 0.0
+        self.w -= pc.sum(w).as_py() or 0.0
+
+    def merge(self, states):
+        self.xw += pc.sum(states[0]).as_py() or 0.0
+        self.w += pc.sum(states[1]).as_py() or 0.0
+
+    def state(self):
+        return [pa.scalar(self.xw), pa.scalar(self.w)]
+
+    def evaluate(self):
+        return pa.scalar(self.xw / self.w if self.w else None, pa.float64())
+
+
+def close(a, b):
+    return (a is None and b is None) or (a is not None and b is not None and abs(a - b) <= 1e-9 * max(1.0, abs(b)))
+
+
+mode, where = sys.argv[1], sys.argv[2]
+if mode == "--remote":
+    spark = SparkSession.builder.remote(where).getOrCreate()
+else:
+    spark = sparkagg.session(master=where, **{"spark.ui.enabled": "false"})
+wmean = udaf(WeightedMean, [pa.float64(), pa.float64()], pa.float64(), [pa.float64(), pa.float64()],
+             name="wmean")
+df = spark.range(0, 20000, 1, 6).select(
+    (F.col("id") % 100).alias("k"), F.col("id").alias("t"), (F.col("id") % 7).cast("double").alias("x"),
+    (F.col("id") % 5 + 1).cast("double").alias("w"))
+got = {r.k: r.m for r in aggregate(df, "k", m=wmean("x", "w")).collect()}
+want = {r.k: r.m for r in df.groupBy("k").agg((F.sum(F.col("x") * F.col("w")) / F.sum("w")).alias("m")).collect()}
+slid = window(df.where(F.col("k") < 3), "k", "t", rows=(-4, 0), m=wmean("x", "w")).orderBy("k", "t").collect()
+spec = "PARTITION BY k ORDER BY t ROWS BETWEEN 4 PRECEDING AND CURRENT ROW"
+expected = df.where(F.col("k") < 3).selectExpr(
+    "k", "t", f"sum(x * w) OVER ({spec}) / sum(w) OVER ({spec}) AS m").orderBy("k", "t").collect()
+print(json.dumps({
+    "groups": len(got), "grouped_ok": got.keys() == want.keys() and all(close(got[k], want[k]) for k in want),
+    "window_rows": len(slid),
+    "window_ok": len(slid) == len(expected) and all((a.k, a.t) == (b.k, b.t) and close(a.m, b.m)
+                                                    for a, b in zip(slid, expected))}), flush=True)
+spark.stop()
