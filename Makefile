@@ -107,6 +107,7 @@ bench: jars bench-deps
 	$(PY) bench/bench_collections.py --out $(BENCH_OUT) $(BENCH_TRIAL)
 	$(PY) bench/bench_window.py --out $(BENCH_OUT) $(BENCH_TRIAL)
 	$(PY) bench/bench_grouped.py --out $(BENCH_OUT) $(BENCH_TRIAL) $(if $(BENCH_ROWS),--no-spill)
+	$(PY) bench/bench_python_udaf.py --out $(BENCH_OUT) $(BENCH_TRIAL)
 	$(PY) bench/plot.py --results $(BENCH_OUT)
 
 # A wheel that carries every minor's JAR. `./python`, a path: pip reads a bare `python` as a package name.

@@ -93,6 +93,8 @@ def sparkLine(line: SparkLine): Project =
       Test / parallelExecution := false,
       // The long partition sweeps run on the default minor; the others sweep one count (testing/Sweep.scala).
       Test / javaOptions ++= (if (line == SparkLines.default) Nil else Seq("-Dsparkagg.test.sweep=short")),
+      Test / testOptions ++= (if (line == SparkLines.default) Nil
+                              else Seq(Tests.Argument(TestFrameworks.ScalaTest, "-l", "sparkagg.DefaultLineOnly"))),
       // On the default's Scala, another minor runs only the suites that meet Spark: the accumulators' own
       // suites would run the same bytecode against the same Scala library again.
       Test / testOptions ++= {

@@ -19,7 +19,8 @@ NOT_RUN = {
     "make bench": "the full benchmarks take many minutes; test_make_bench_quick_trial runs the same steps",
 }
 BENCH_OUT = Path("/tmp/sparkagg-bench")
-BENCH_SCRIPTS = ["bench_avg_sum", "bench_numeric", "bench_collections", "bench_window", "bench_grouped"]
+BENCH_SCRIPTS = ["bench_avg_sum", "bench_numeric", "bench_collections", "bench_window", "bench_grouped",
+                 "bench_python_udaf"]
 
 
 def _tail(result) -> str:

@@ -1,5 +1,6 @@
 """``sparkagg demo``: sample sales data on local Spark, a showcase of grouped, DISTINCT and windowed
-queries with sparkagg's functions, each result printed beside the pure-Python reference model's."""
+queries with sparkagg's functions, each result printed beside the pure-Python reference model's, and an
+aggregate written in Python (sparkagg.udaf) beside the same figure from the JVM functions."""
 from __future__ import annotations
 
 import math
@@ -14,6 +15,7 @@ import sparkagg
 
 from .check import to_arrow
 from .reference import drivers
+from .udaf import Accumulator, aggregate, udaf
 
 ROWS = 20_000
 
@@ -39,7 +41,8 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def _show(title: str, header: list[str], lines: list[list], total: int, mismatches: int) -> None:
+def _show(title: str, header: list[str], lines: list[list], total: int, mismatches: int,
+          against: str = "the reference model") -> None:
     print(f"\n== {title}")
     widths = [max(len(str(h)), *(len(str(c)) for c in col)) for h, col in zip(header, zip(*lines))] \
         if lines else [len(h) for h in header]
@@ -47,7 +50,7 @@ def _show(title: str, header: list[str], lines: list[list], total: int, mismatch
     for line in lines:
         print("  ".join(str(c).ljust(w) for c, w in zip(line, widths)))
     verdict = "all match" if mismatches == 0 else f"{mismatches} DIFFER"
-    print(f"-- {total} values compared with the reference model: {verdict}")
+    print(f"-- {total} values compared with {against}: {verdict}")
 
 
 def _grouped(spark, data: pa.Table, prefix: str, title: str, key: str,
@@ -101,6 +104,44 @@ def _windowed(spark, data: pa.Table, prefix: str, preceding: int) -> int:
     return mismatches
 
 
+class WeightedMean(Accumulator):
+    """A user's aggregate in Python: sum(x * w) / sum(w) over the rows where both are present."""
+
+    def __init__(self):
+        self.xw, self.w = 0.0, 0.0
+
+    def update(self, x: pa.Array, w: pa.Array) -> None:
+        both = pc.and_(pc.is_valid(x), pc.is_valid(w))
+        x, w = pc.filter(x, both), pc.filter(w, both)
+        self.xw += pc.sum(pc.multiply(x, w)).as_py() or 0.0
+        self.w += pc.sum(w).as_py() or 0.0
+
+    def merge(self, states: list[pa.Array]) -> None:
+        self.xw += pc.sum(states[0]).as_py() or 0.0
+        self.w += pc.sum(states[1]).as_py() or 0.0
+
+    def state(self) -> list:
+        return [self.xw, self.w]
+
+    def evaluate(self):
+        return self.xw / self.w if self.w else None
+
+
+def _python_udaf(spark, prefix: str) -> int:
+    wmean = udaf(WeightedMean, [pa.float64(), pa.float64()], pa.float64(), [pa.float64(), pa.float64()])
+    print("\naggregate(sales, 'region', weighted=wmean('amount', 'qty')): a Python Accumulator, in two phases")
+    got = {r["region"]: r["weighted"] for r in aggregate(spark.table("sales"), "region",
+                                                          weighted=wmean("amount", "qty")).collect()}
+    sql = (f"SELECT region, {prefix}sum(amount * qty) / {prefix}sum(CASE WHEN amount IS NOT NULL THEN qty END) "
+           f"AS weighted FROM sales GROUP BY region")
+    jvm = {r["region"]: r["weighted"] for r in spark.sql(sql).collect()}
+    lines = [[k, got.get(k), jvm[k], "ok" if _same(got.get(k), jvm[k]) else "DIFFERENT"] for k in sorted(jvm)]
+    mismatches = sum(line[-1] != "ok" for line in lines) + len(got.keys() - jvm.keys())
+    _show("A Python udaf (weighted mean of amount by qty)", ["region", "python udaf", "jvm functions", ""], lines,
+          len(lines), mismatches, against=f"{prefix}sum(amount * qty) / {prefix}sum(qty)")
+    return mismatches
+
+
 def run(master: str = "local[*]", prefix: str = sparkagg.DEFAULT_PREFIX) -> int:
     started = time.time()
     spark = sparkagg.session(master=master, prefix=prefix, app_name="sparkagg-demo",
@@ -116,6 +157,7 @@ def run(master: str = "local[*]", prefix: str = sparkagg.DEFAULT_PREFIX) -> int:
     mismatches += _grouped(spark, data, prefix, "DISTINCT through Spark's DISTINCT keyword", "region", [
         ("products", "count", ["product"]), ("distinct_qty_sum", "sum", ["qty"])], distinct=True)
     mismatches += _windowed(spark, data, prefix, preceding=6)
+    mismatches += _python_udaf(spark, prefix)
     print(f"\nsparkagg demo finished in {time.time() - started:.1f}s: "
           f"{'every result matches the reference model' if mismatches == 0 else f'{mismatches} differences'}")
     spark.stop()

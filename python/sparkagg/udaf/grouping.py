@@ -24,18 +24,86 @@ class GroupIndex:
     """The groups seen so far in a partition, and their key values in group order.
 
     ``index(keys)`` encodes each batch column by column in Arrow (dictionary codes), combines the
-    codes, and looks up in Python only the distinct keys of the batch, not its rows. With no key
-    columns every row is group 0 (a global aggregate)."""
+    codes, and looks up in Python only the distinct keys of the batch, not its rows. One integer key
+    first takes a dense path, as the JVM operator's LongKeyMap: an array of group ids indexed by
+    ``key - low``, all in numpy, while the keys span at most ``DENSE_SPAN`` values per group; past that
+    it moves to the lookup for good. With no key columns every row is group 0 (a global aggregate)."""
+
+    DENSE_SPAN = 8
+    DENSE_MIN = 1 << 16  # slots the dense array may always have, however few the groups
 
     def __init__(self, key_types: list[pa.DataType]) -> None:
         self.key_types = key_types
         self._ids: dict[object, int] = {}
         self._keys: list[list[pa.Array]] = [[] for _ in key_types]  # new groups' keys, per batch
         self.count = 0 if key_types else 1
+        self._dense = len(key_types) == 1 and pa.types.is_integer(key_types[0])
+        self._low, self._slots = 0, np.zeros(0, np.int64)  # the dense path: group id + 1 per key - low
+        self._null_group = -1
 
     def index(self, keys: list[pa.Array], rows: int) -> np.ndarray:
         if not keys:
             return np.zeros(rows, np.int64)
+        if self._dense:
+            groups = self._dense_index(keys[0])
+            if groups is not None:
+                return groups
+            self._leave_dense()
+        return self._lookup_index(keys, rows)
+
+    def _dense_index(self, column: pa.Array) -> np.ndarray | None:
+        valid = None if column.null_count == 0 else column.is_valid().to_numpy(zero_copy_only=False)
+        values = column.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        present = values if valid is None else values[valid]
+        if len(present):
+            low = min(int(present.min()), self._low if len(self._slots) else int(present.min()))
+            high = max(int(present.max()) + 1, self._low + len(self._slots))
+            if high - low > max(self.DENSE_MIN, self.DENSE_SPAN * (self.count + len(present))):
+                return None
+            self._cover(low, high)
+            offsets = present - self._low
+            missing = self._slots[offsets] == 0
+            if missing.any():
+                fresh = np.unique(offsets[missing])
+                self._slots[fresh] = np.arange(self.count + 1, self.count + 1 + len(fresh))
+                self._keys[0].append(pa.array(fresh + self._low).cast(column.type))
+                self.count += len(fresh)
+            present_groups = self._slots[offsets] - 1
+        else:
+            present_groups = np.zeros(0, np.int64)
+        if valid is None:
+            return present_groups
+        if self._null_group < 0 and not valid.all():
+            self._null_group = self.count
+            self._keys[0].append(pa.nulls(1, column.type))
+            self.count += 1
+        groups = np.full(len(values), self._null_group, np.int64)
+        groups[valid] = present_groups
+        return groups
+
+    def _cover(self, low: int, high: int) -> None:
+        """Widen the dense array to keys [low, high), doubling so that a growing range costs O(n)."""
+        old_low, old = self._low, self._slots
+        if len(old) and low >= old_low and high <= old_low + len(old):
+            return
+        if len(old):
+            low, high = min(low, old_low), max(high, old_low + len(old))
+        size = max(high - low, 2 * len(old))
+        new_low = high - size if len(old) and low < old_low else low  # the room on the side that grew
+        self._slots = np.zeros(size, np.int64)
+        if len(old):
+            self._slots[old_low - new_low: old_low - new_low + len(old)] = old
+        self._low = new_low
+
+    def _leave_dense(self) -> None:
+        """Too sparse for the array: its groups move to the lookup."""
+        taken = np.flatnonzero(self._slots)
+        self._ids = dict(zip((taken + self._low).tolist(), (self._slots[taken] - 1).tolist()))
+        if self._null_group >= 0:
+            self._ids[None] = self._null_group
+        self._dense, self._slots = False, np.zeros(0, np.int64)
+
+    def _lookup_index(self, keys: list[pa.Array], rows: int) -> np.ndarray:
         combined, span = np.zeros(rows, np.int64), 1
         for column in keys:
             encoded = pc.dictionary_encode(column, null_encoding="encode")

@@ -1,5 +1,7 @@
 package sparkagg.testing
 
+import org.scalatest.Tag
+
 /**
  * The partition counts the Spark-facing suites sweep: 1, 3 and 17 on the default Spark minor; 3 alone on
  * the others (build.sbt sets sparkagg.test.sweep=short there), so the long sweeps run once per `make test`.
@@ -7,3 +9,9 @@ package sparkagg.testing
 object Sweep {
   val partitions: Seq[Int] = if (sys.props.get("sparkagg.test.sweep").contains("short")) Seq(3) else Seq(1, 3, 17)
 }
+
+/**
+ * A test that runs on the default Spark minor alone (build.sbt excludes the tag elsewhere): what it checks
+ * does not depend on the Spark version, and the other minors' suites cover the same code paths.
+ */
+object DefaultLineOnly extends Tag("sparkagg.DefaultLineOnly")
