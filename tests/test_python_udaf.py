@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import datafusion
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -32,14 +33,14 @@ class WeightedMean(datafusion.Accumulator):
         self.xw, self.w = 0.0, 0.0
 
     def update(self, x: pa.Array, w: pa.Array) -> None:
-        both = pc.and_(pc.is_valid(x), pc.is_valid(w))
-        x, w = pc.filter(x, both), pc.filter(w, both)
-        self.xw += pc.sum(pc.multiply(x, w)).as_py() or 0.0
-        self.w += pc.sum(w).as_py() or 0.0
+        x, w = x.to_numpy(zero_copy_only=False), w.to_numpy(zero_copy_only=False)  # NULL as NaN
+        both = ~(np.isnan(x) | np.isnan(w))
+        self.xw += float(np.dot(x[both], w[both]))
+        self.w += float(w[both].sum())
 
     def merge(self, states: list[pa.Array]) -> None:
-        self.xw += pc.sum(states[0]).as_py() or 0.0
-        self.w += pc.sum(states[1]).as_py() or 0.0
+        self.xw += float(np.nansum(states[0].to_numpy(zero_copy_only=False)))
+        self.w += float(np.nansum(states[1].to_numpy(zero_copy_only=False)))
 
     def state(self) -> list[pa.Scalar]:
         return [pa.scalar(self.xw), pa.scalar(self.w)]
@@ -224,8 +225,6 @@ def test_sliding_windows_equal_the_jvm_window_operator(spark, bounds, frame_sql)
 
 
 def test_a_groups_accumulator_of_the_users_own(spark):
-    import numpy as np
-
     class Count(GroupsAccumulator):
         """Rows per group, in numpy: bincount over the group indices."""
 
@@ -318,8 +317,11 @@ def test_udaf_as_a_decorator_and_errors_of_declaration():
 
 
 def _run_job(*args: str) -> dict:
+    """The job as a user starts it, `.venv/bin/python job.py`, with no PYSPARK_PYTHON: sparkagg.session()
+    points the Python workers at that interpreter (else they take `python3` from PATH, without pyarrow)."""
     import pyspark
-    env = {**os.environ, "SPARK_HOME": str(Path(pyspark.__file__).parent), "PYSPARK_PYTHON": sys.executable}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    env["SPARK_HOME"] = str(Path(pyspark.__file__).parent)
     run = subprocess.run([sys.executable, str(ROOT / "tests" / "apps" / "python_udaf_job.py"), *args],
                          capture_output=True, text=True, timeout=600, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -338,3 +340,17 @@ def test_docstring_examples_run(spark, module):
     import importlib
     result = doctest.testmod(importlib.import_module(f"sparkagg.udaf.{module}"), extraglobs={"spark": spark})
     assert result.attempted >= 3 and result.failed == 0
+
+
+def test_the_readme_example_runs(spark, capsys):
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Aggregates written in Python"):]
+    code = section[section.index("```python\n") + 10: section.index("\n```", section.index("```python"))]
+    # Run as a user's script runs: in __main__, whose classes travel to the workers by value.
+    script = compile(code.replace("spark = sparkagg.session()\n", ""), "README", "exec")
+    exec(script, {"spark": spark, "__name__": "__main__"})
+    shown = capsys.readouterr().out
+    rows = [line.replace(" ", "").strip("|").split("|") for line in shown.upper().splitlines() if line.startswith("|")]
+    # Hand-worked: a = (2*1 + 4*3) / (1 + 3); b's only row has no weight. The window's first frame is row 1.
+    assert ["A", "3.5"] in rows and ["B", "NULL"] in rows
+    assert ["A", "1", "2.0", "1.0", "2.0"] in rows and ["A", "2", "4.0", "3.0", "3.5"] in rows

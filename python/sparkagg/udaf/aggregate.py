@@ -16,9 +16,10 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..reference.groups import EmitTo
+from . import plan
 from .api import AggregateUDF, UdafCall
 from .grouping import GroupIndex
-from .plan import PREFIX, arguments, arrow_type, column, normal_key, spark_type
+from .plan import PREFIX, arrow_type, spark_type
 
 PARTIAL_GROUPS_CONF = "spark.sparkagg.udaf.partialGroups"
 PARTIAL_GROUPS_DEFAULT = 1 << 20
@@ -28,10 +29,12 @@ OUT_ROWS = 1 << 16  # rows per Arrow batch handed back to Spark
 class _Phase:
     """What both phases share: the key columns, then each call's columns (arguments or states)."""
 
-    def __init__(self, udafs: list[AggregateUDF], widths: list[int], key_types: list[pa.DataType]) -> None:
+    def __init__(self, udafs: list[AggregateUDF], widths: list[int], key_types: list[pa.DataType],
+                 names: list[str]) -> None:
         self.udafs = udafs
         self.widths = widths
         self.key_types = key_types
+        self.names = names  # of the output columns, as the Spark schema has them
 
     def start(self) -> tuple[GroupIndex, list]:
         index = GroupIndex(self.key_types)
@@ -61,16 +64,15 @@ class _Phase:
                 if len(array) != count:
                     raise ValueError(f"udaf {u.name}: {len(array)} values emitted for {count} groups")
                 columns.append(array)
-        names = [f"c{i}" for i in range(len(columns))]
-        yield from pa.Table.from_arrays(columns, names).to_batches(max_chunksize=OUT_ROWS)
+        yield from pa.Table.from_arrays(columns, self.names).to_batches(max_chunksize=OUT_ROWS)
 
     def _out(self, udaf, acc) -> list[pa.Array]:
         raise NotImplementedError
 
 
 class Partial(_Phase):
-    def __init__(self, udafs, widths, key_types, max_groups: int) -> None:
-        super().__init__(udafs, widths, key_types)
+    def __init__(self, udafs, widths, key_types, names, max_groups: int) -> None:
+        super().__init__(udafs, widths, key_types, names)
         self.max_groups = max_groups
 
     def _fold(self, udaf, acc, columns, groups, total) -> None:
@@ -86,6 +88,8 @@ class Partial(_Phase):
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         index, accumulators = self.start()
         for batch in batches:
+            if not self.key_types:  # the last column marks the input's rows apart from the extra one
+                batch = batch.filter(batch.column(batch.num_columns - 1))
             self.fold(batch, index, accumulators)
             if self.key_types and index.count > self.max_groups:  # bounded memory: hand these on now
                 yield from self.emit(index, accumulators)
@@ -127,21 +131,16 @@ def aggregate(df: DataFrame, by: str | list | None = None, **calls: UdafCall) ->
     >>> sorted(aggregate(df, "k", total=total("x")).collect())
     [Row(k='a', total=4), Row(k='b', total=2)]
     """
-    if not calls:
-        raise TypeError("aggregate needs at least one udaf call, given as name=f(columns...)")
-    for name, call in calls.items():
-        if not isinstance(call, UdafCall):
-            raise TypeError(f"aggregate: {name}= must be a udaf call such as f('x'), got {type(call).__name__}")
-    keys = [] if by is None else [by] if isinstance(by, str) else list(by)
-    key_fields = df.select(*[column(k) for k in keys]).schema.fields
-    staged = [normal_key(column(k), f).alias(f"{PREFIX}k{i}") for i, (k, f) in enumerate(zip(keys, key_fields))]
-    udafs, widths = [], []
-    for i, (name, call) in enumerate(calls.items()):
-        args = arguments(df, call, name)
-        staged += [a.alias(f"{PREFIX}a{i}_{j}") for j, a in enumerate(args)]
-        udafs.append(call.udaf)
-        widths.append(len(args))
+    args, udafs, widths = plan.calls(df, "aggregate", calls)
+    keys = plan.as_list(by)
+    staged = plan.keys(df, keys, "k") + args
     rows = df.select(*staged)
+    if not keys:
+        # A global aggregate has a row even for empty input, but Spark may skip the Python workers of an
+        # empty partition (3.5 does): one extra row, marked out, gives the final phase a state to start.
+        nulls = [F.lit(None).cast(f.dataType).alias(f.name) for f in rows.schema.fields]
+        extra = df.sparkSession.range(1).select(*nulls, F.lit(False).alias(f"{PREFIX}row"))
+        rows = rows.select("*", F.lit(True).alias(f"{PREFIX}row")).union(extra)
     key_types = [arrow_type(f.dataType) for f in rows.schema.fields[: len(keys)]]
     key_schema = [T.StructField(f"{PREFIX}k{i}", f.dataType, True)
                   for i, f in enumerate(rows.schema.fields[: len(keys)])]
@@ -150,11 +149,12 @@ def aggregate(df: DataFrame, by: str | list | None = None, **calls: UdafCall) ->
         T.StructField(f"{PREFIX}s{i}_{f}", spark_type(u.name, "state", t), True)
         for i, u in enumerate(udafs) for f, t in enumerate(u.state_type)])
     max_groups = int(df.sparkSession.conf.get(PARTIAL_GROUPS_CONF, str(PARTIAL_GROUPS_DEFAULT)))
-    states = rows.mapInArrow(Partial(udafs, widths, key_types, max_groups), state_schema)
+    states = rows.mapInArrow(Partial(udafs, widths, key_types, state_schema.names, max_groups), state_schema)
     states = states.repartition(*[F.col(f.name) for f in key_schema]) if keys else states.repartition(1)
 
     result_schema = T.StructType(key_schema + [
         T.StructField(name, spark_type(u.name, "return", u.return_type), True) for name, u in zip(calls, udafs)])
-    finals = states.mapInArrow(Final(udafs, [len(u.state_type) for u in udafs], key_types), result_schema)
-    key_names = [k if isinstance(k, str) else f.name for k, f in zip(keys, key_fields)]
+    finals = states.mapInArrow(Final(udafs, [len(u.state_type) for u in udafs], key_types, result_schema.names),
+                               result_schema)
+    key_names = df.select(*[plan.column(k) for k in keys]).columns
     return finals.toDF(*key_names, *calls)

@@ -63,6 +63,33 @@ def arguments(df: DataFrame, call: UdafCall, label: str) -> list[Column]:
     return out
 
 
+def as_list(columns: Any) -> list:
+    """None, one column (a name or Column) or several, as a list."""
+    return [] if columns is None else [columns] if isinstance(columns, (str, Column)) else list(columns)
+
+
+def keys(df: DataFrame, columns: list, prefix: str) -> list[Column]:
+    """Key columns named ``<PREFIX><prefix><i>``, float keys with -0.0 made 0.0 (``normal_key``)."""
+    fields = df.select(*[column(k) for k in columns]).schema.fields
+    return [normal_key(column(k), f).alias(f"{PREFIX}{prefix}{i}") for i, (k, f) in enumerate(zip(columns, fields))]
+
+
+def calls(df: DataFrame, caller: str, named: dict[str, Any]) -> tuple[list[Column], list, list[int]]:
+    """The argument columns of every call (``<PREFIX>a<call>_<argument>``), the udafs, and how many
+    arguments each takes; ``caller`` (aggregate, window) names the function in errors."""
+    if not named:
+        raise TypeError(f"{caller} needs at least one udaf call, given as name=f(columns...)")
+    columns, udafs, widths = [], [], []
+    for i, (name, call) in enumerate(named.items()):
+        if not isinstance(call, UdafCall):
+            raise TypeError(f"{caller}: {name}= must be a udaf call such as f('x'), got {type(call).__name__}")
+        args = arguments(df, call, name)
+        columns += [a.alias(f"{PREFIX}a{i}_{j}") for j, a in enumerate(args)]
+        udafs.append(call.udaf)
+        widths.append(len(args))
+    return columns, udafs, widths
+
+
 def normal_key(c: Column, field: T.StructField) -> Column:
     """A float key with -0.0 made 0.0, so that the shuffle hashes both to one group as GROUP BY does."""
     if isinstance(field.dataType, (T.FloatType, T.DoubleType)):

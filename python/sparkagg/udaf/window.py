@@ -14,9 +14,10 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
+from . import plan
 from .api import AggregateUDF, UdafCall
 from .grouping import _normal
-from .plan import PREFIX, arguments, column, normal_key, spark_type
+from .plan import PREFIX, spark_type
 
 Frame = tuple[int | None, int | None]
 
@@ -107,8 +108,9 @@ class Windows:
     """The worker's side: the sorted rows of a Spark partition, cut into window partitions."""
 
     def __init__(self, udafs: list[AggregateUDF], widths: list[int], keep: int, keys: int,
-                 bounds: Frame) -> None:
+                 bounds: Frame, names: list[str]) -> None:
         self.udafs, self.widths, self.keep, self.keys, self.bounds = udafs, widths, keep, keys, bounds
+        self.names = names
 
     def _partition(self, parts: list[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         table = pa.Table.from_batches(parts).combine_chunks()
@@ -122,7 +124,7 @@ class Windows:
             at += width
             slide = retracting if u.retracts else stacked
             out.append(u.results(slide(u, args, rows, self.bounds)))
-        yield from pa.Table.from_arrays(out, [f"c{i}" for i in range(len(out))]).to_batches(max_chunksize=1 << 16)
+        yield from pa.Table.from_arrays(out, self.names).to_batches(max_chunksize=1 << 16)
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         current, parts = None, []
@@ -165,29 +167,16 @@ def window(df: DataFrame, partition_by: str | list | None, order_by: str | list,
     >>> [r.last_two for r in window(df, None, "t", rows=(-1, 0), last_two=total("x")).orderBy("t").collect()]
     [10, 30, 50, 70]
     """
-    if not calls:
-        raise TypeError("window needs at least one udaf call, given as name=f(columns...)")
+    args, udafs, widths = plan.calls(df, "window", calls)
     start, end = rows
     if start is not None and end is not None and start > end:
         raise ValueError(f"window: rows={rows} starts after it ends")
-    for name, call in calls.items():
-        if not isinstance(call, UdafCall):
-            raise TypeError(f"window: {name}= must be a udaf call such as f('x'), got {type(call).__name__}")
-    keys = [] if partition_by is None else [partition_by] if isinstance(partition_by, str) else list(partition_by)
-    order = [order_by] if isinstance(order_by, str) else list(order_by)
-    key_fields = df.select(*[column(k) for k in keys]).schema.fields
-    staged = [column(c) for c in df.columns]
-    staged += [normal_key(column(k), f).alias(f"{PREFIX}p{i}") for i, (k, f) in enumerate(zip(keys, key_fields))]
-    udafs, widths = [], []
-    for i, (name, call) in enumerate(calls.items()):
-        args = arguments(df, call, name)
-        staged += [a.alias(f"{PREFIX}a{i}_{j}") for j, a in enumerate(args)]
-        udafs.append(call.udaf)
-        widths.append(len(args))
+    keys = plan.as_list(partition_by)
+    staged = [plan.column(c) for c in df.columns] + plan.keys(df, keys, "p") + args
     key_names = [f"{PREFIX}p{i}" for i in range(len(keys))]
     rows_ = df.select(*staged)
     rows_ = rows_.repartition(*key_names) if keys else rows_.repartition(1)
-    rows_ = rows_.sortWithinPartitions(*key_names, *[column(o) for o in order])
+    rows_ = rows_.sortWithinPartitions(*key_names, *[plan.column(o) for o in plan.as_list(order_by)])
     schema = T.StructType(df.schema.fields + [
         T.StructField(name, spark_type(u.name, "return", u.return_type), True) for name, u in zip(calls, udafs)])
-    return rows_.mapInArrow(Windows(udafs, widths, len(df.columns), len(keys), (start, end)), schema)
+    return rows_.mapInArrow(Windows(udafs, widths, len(df.columns), len(keys), (start, end), schema.names), schema)
