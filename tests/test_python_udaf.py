@@ -354,3 +354,20 @@ def test_the_readme_example_runs(spark, capsys):
     # Hand-worked: a = (2*1 + 4*3) / (1 + 3); b's only row has no weight. The window's first frame is row 1.
     assert ["A", "3.5"] in rows and ["B", "NULL"] in rows
     assert ["A", "1", "2.0", "1.0", "2.0"] in rows and ["A", "2", "4.0", "3.0", "3.5"] in rows
+
+
+def test_calls_named_by_alias_or_udaf_name_and_a_wrong_result_type(spark):
+    class TextResult(Spread):
+        def evaluate(self):
+            return pa.scalar("wide")
+
+    df = spark.createDataFrame([(1, 5), (1, 9), (2, 4)], "k long, n long")
+    spread = udaf(Spread, pa.int64(), pa.int64(), [pa.int64(), pa.int64()])
+    out = aggregate(df, "k", spread("n").alias("range"), spread("n"), again=spread("n"))
+    assert out.columns == ["k", "range", "spread", "again"]
+    assert sorted(tuple(r) for r in out.collect()) == [(1, 4, 4, 4), (2, 0, 0, 0)]
+    with pytest.raises(ValueError, match="two output columns named spread"):
+        aggregate(df, "k", spread("n"), spread("n"))
+    text = udaf(TextResult, pa.int64(), pa.int64(), [pa.int64(), pa.int64()], name="text_result")
+    with pytest.raises(Exception, match="udaf text_result: result is string, declared int64"):
+        aggregate(df, None, text("n")).collect()

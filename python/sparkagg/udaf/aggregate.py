@@ -112,9 +112,10 @@ class Final(_Phase):
             yield from self.emit(index, accumulators)
 
 
-def aggregate(df: DataFrame, by: str | list | None = None, **calls: UdafCall) -> DataFrame:
+def aggregate(df: DataFrame, by: str | list | None = None, *calls: UdafCall, **named: UdafCall) -> DataFrame:
     """One row per group of ``by`` (a column name or Column, a list of them, or None / [] for one
-    global row), then one column per keyword, in the order given, each a udaf call.
+    global row), then one column per udaf call, in the order given: ``f("x").alias("m")`` (unaliased:
+    the udaf's name), then keywords ``m=f("x")``.
 
     The udafs run in two phases in Spark's Python workers: only their states cross the shuffle.
 
@@ -131,7 +132,8 @@ def aggregate(df: DataFrame, by: str | list | None = None, **calls: UdafCall) ->
     >>> sorted(aggregate(df, "k", total=total("x")).collect())
     [Row(k='a', total=4), Row(k='b', total=2)]
     """
-    args, udafs, widths = plan.calls(df, "aggregate", calls)
+    calls = plan.named_calls("aggregate", calls, named)
+    args, udafs, widths = plan.calls(df, calls)
     keys = plan.as_list(by)
     staged = plan.keys(df, keys, "k") + args
     rows = df.select(*staged)

@@ -74,15 +74,28 @@ def keys(df: DataFrame, columns: list, prefix: str) -> list[Column]:
     return [normal_key(column(k), f).alias(f"{PREFIX}{prefix}{i}") for i, (k, f) in enumerate(zip(columns, fields))]
 
 
-def calls(df: DataFrame, caller: str, named: dict[str, Any]) -> tuple[list[Column], list, list[int]]:
+def named_calls(caller: str, calls: tuple, named: dict[str, Any]) -> dict[str, UdafCall]:
+    """The output columns in order: ``calls`` named by their ``.alias`` (else the udaf's name), then the
+    keywords; ``caller`` (aggregate, window) names the function in errors."""
+    out: dict[str, UdafCall] = {}
+    for name, call in [*[(getattr(c, "name", None), c) for c in calls], *named.items()]:
+        if not isinstance(call, UdafCall):
+            raise TypeError(f"{caller}: {name or 'an argument'} must be a udaf call such as f('x'), "
+                            f"got {type(call).__name__}")
+        name = name or call.udaf.name
+        if name in out:
+            raise ValueError(f"{caller}: two output columns named {name}; name them with .alias() or keywords")
+        out[name] = call
+    if not out:
+        raise TypeError(f"{caller} needs at least one udaf call: f('x').alias('name'), or name=f('x')")
+    return out
+
+
+def calls(df: DataFrame, named: dict[str, UdafCall]) -> tuple[list[Column], list, list[int]]:
     """The argument columns of every call (``<PREFIX>a<call>_<argument>``), the udafs, and how many
-    arguments each takes; ``caller`` (aggregate, window) names the function in errors."""
-    if not named:
-        raise TypeError(f"{caller} needs at least one udaf call, given as name=f(columns...)")
+    arguments each takes."""
     columns, udafs, widths = [], [], []
     for i, (name, call) in enumerate(named.items()):
-        if not isinstance(call, UdafCall):
-            raise TypeError(f"{caller}: {name}= must be a udaf call such as f('x'), got {type(call).__name__}")
         args = arguments(df, call, name)
         columns += [a.alias(f"{PREFIX}a{i}_{j}") for j, a in enumerate(args)]
         udafs.append(call.udaf)

@@ -146,8 +146,9 @@ class Windows:
 
 
 def window(df: DataFrame, partition_by: str | list | None, order_by: str | list,
-           rows: Frame = (None, 0), **calls: UdafCall) -> DataFrame:
-    """``df`` with one column per keyword: the udaf call over ``ROWS BETWEEN`` ``rows`` of each row,
+           *calls: UdafCall, rows: Frame = (None, 0), **named: UdafCall) -> DataFrame:
+    """``df`` with one column per udaf call (``f("x").alias("m")`` or ``m=f("x")``, as in
+    :func:`aggregate`): the call over ``ROWS BETWEEN`` ``rows`` of each row,
     within its ``partition_by`` partition ordered by ``order_by`` (names or Columns, ``.desc()`` too).
 
     ``rows=(start, end)`` are offsets from the current row, negative for preceding, None for unbounded:
@@ -167,7 +168,8 @@ def window(df: DataFrame, partition_by: str | list | None, order_by: str | list,
     >>> [r.last_two for r in window(df, None, "t", rows=(-1, 0), last_two=total("x")).orderBy("t").collect()]
     [10, 30, 50, 70]
     """
-    args, udafs, widths = plan.calls(df, "window", calls)
+    calls = plan.named_calls("window", calls, named)
+    args, udafs, widths = plan.calls(df, calls)
     start, end = rows
     if start is not None and end is not None and start > end:
         raise ValueError(f"window: rows={rows} starts after it ends")
