@@ -79,11 +79,7 @@ class Partial(_Phase):
         udaf.calling("update_batch", acc.update_batch, columns, groups, None, total)
 
     def _out(self, udaf, acc):
-        states = udaf.calling("state", acc.state, EmitTo.All)
-        if len(states) != len(udaf.state_type):
-            raise ValueError(f"udaf {udaf.name}: state() gave {len(states)} arrays, state_type has "
-                             f"{len(udaf.state_type)}")
-        return [udaf.checked(a, t, f"state field {i}") for i, (a, t) in enumerate(zip(states, udaf.state_type))]
+        return udaf.checked_states(udaf.calling("state", acc.state, EmitTo.All))
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         index, accumulators = self.start()

@@ -116,9 +116,14 @@ class AggregateUDF:
         return [self.checked_array([s[f] for s in states], t, f"state field {f}")
                 for f, t in enumerate(self.state_type)]
 
+    def checked_states(self, arrays: Sequence[Any]) -> list[pa.Array]:
+        """A GroupsAccumulator's ``state``: one array per ``state_type`` field, each of its type."""
+        if len(arrays) != len(self.state_type):
+            raise UdafError(f"udaf {self.name}: state() gave {len(arrays)} arrays, state_type has "
+                            f"{len(self.state_type)}")
+        return [self.checked(a, t, f"state field {i}") for i, (a, t) in enumerate(zip(arrays, self.state_type))]
+
     def checked_array(self, values: Sequence[Any], type_: pa.DataType, what: str) -> pa.Array:
-        if isinstance(values, (pa.Array, pa.ChunkedArray)):
-            return self.checked(values, type_, what)
         for v in values:
             if isinstance(v, pa.Scalar) and v.type != type_ and not pa.types.is_null(v.type):
                 raise UdafError(f"udaf {self.name}: {what} is {v.type}, declared {type_}")
@@ -289,8 +294,7 @@ class OneGroup:
 
     def _states(self) -> list[pa.Array]:
         """The group's state, put back after reading (``state`` emits and drops it)."""
-        states = [self.udaf.checked(a, t, f"state field {i}")
-                  for i, (a, t) in enumerate(zip(self.groups.state(EmitTo.All), self.udaf.state_type))]
+        states = self.udaf.checked_states(self.groups.state(EmitTo.All))
         self.merge(states)
         return states
 

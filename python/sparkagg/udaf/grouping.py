@@ -11,7 +11,8 @@ import pyarrow.compute as pc
 _NAN = object()  # NaN as a dictionary key: every NaN is one group, as in Spark's GROUP BY
 
 
-def _normal(value: object) -> object:
+def normal_key_value(value: object) -> object:
+    """A key value as Python compares keys: equal exactly when GROUP BY puts them in one group."""
     if isinstance(value, float):
         if math.isnan(value):
             return _NAN
@@ -116,9 +117,9 @@ class GroupIndex:
         firsts = pa.array(first)
         values = [column.take(firsts) for column in keys]
         if len(keys) == 1:
-            lookups = [_normal(v) for v in values[0].to_pylist()]
+            lookups = [normal_key_value(v) for v in values[0].to_pylist()]
         else:
-            lookups = [tuple(map(_normal, row)) for row in zip(*(v.to_pylist() for v in values))]
+            lookups = [tuple(map(normal_key_value, row)) for row in zip(*(v.to_pylist() for v in values))]
         ids = self._ids
         mapped = np.empty(len(distinct), np.int64)
         fresh = []

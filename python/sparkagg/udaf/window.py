@@ -16,7 +16,7 @@ from pyspark.sql import types as T
 
 from . import plan
 from .api import AggregateUDF, UdafCall
-from .grouping import _normal
+from .grouping import normal_key_value
 from .plan import PREFIX, spark_type
 
 Frame = tuple[int | None, int | None]
@@ -130,7 +130,7 @@ class Windows:
         current, parts = None, []
         for batch in batches:
             key_columns = [batch.column(self.keep + i).to_pylist() for i in range(self.keys)]
-            keys = [tuple(map(_normal, k)) for k in zip(*key_columns)] if self.keys else [()] * batch.num_rows
+            keys = [tuple(map(normal_key_value, k)) for k in zip(*key_columns)] if self.keys else [()] * batch.num_rows
             start = 0
             for i, key in enumerate(keys):
                 if key != current:
