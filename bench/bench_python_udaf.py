@@ -49,19 +49,23 @@ class WeightedMean(datafusion.Accumulator):
 
 
 class WeightedMeanGroups(GroupsAccumulator):
-    """Every group of a partition: two float arrays indexed by group, filled by bincount."""
+    """Every group of a partition: two float arrays indexed by group, grown by doubling (a batch adds
+    new groups at the end, so growing by the batch would copy the arrays once per batch) and summed
+    into with ``np.add.at`` (O(batch), where ``bincount(minlength=groups)`` is O(groups) per batch)."""
 
     return_type, state_fields = F64, [("xw", F64), ("w", F64)]
 
     def __init__(self):
-        self.xw, self.w = np.zeros(0), np.zeros(0)
+        self.groups, self.xw, self.w = 0, np.zeros(0), np.zeros(0)
 
     def _add(self, groups, total, xw, w):
         if total > len(self.w):
-            self.xw = np.concatenate([self.xw, np.zeros(total - len(self.xw))])
-            self.w = np.concatenate([self.w, np.zeros(total - len(self.w))])
-        self.xw += np.bincount(groups, weights=xw, minlength=total)
-        self.w += np.bincount(groups, weights=w, minlength=total)
+            room = max(total, 2 * len(self.w))
+            self.xw = np.concatenate([self.xw, np.zeros(room - len(self.xw))])
+            self.w = np.concatenate([self.w, np.zeros(room - len(self.w))])
+        self.groups = total
+        np.add.at(self.xw, groups, xw)
+        np.add.at(self.w, groups, w)
 
     def update_batch(self, values, group_indices, opt_filter, total_num_groups):
         x, w = (v.to_numpy(zero_copy_only=False) for v in values)
@@ -72,9 +76,9 @@ class WeightedMeanGroups(GroupsAccumulator):
         self._add(group_indices, total_num_groups, xw, w)
 
     def state(self, emit_to):
-        n = emit_to.count(len(self.w))
+        n = emit_to.count(self.groups)
         out = [pa.array(self.xw[:n]), pa.array(self.w[:n])]
-        self.xw, self.w = self.xw[n:], self.w[n:]
+        self.groups, self.xw, self.w = self.groups - n, self.xw[n:], self.w[n:]
         return out
 
     def evaluate(self, emit_to):

@@ -17,11 +17,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from pyspark.sql import functions as F
 
 from data import PARTITIONS, frame
 from oracle import same
 from sparkagg import reference
 from sparkagg.udaf import Accumulator, GroupsAccumulator, UdafError, aggregate, udaf, window
+from sparkagg.udaf.aggregate import partition_targets
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -224,49 +226,88 @@ def test_sliding_windows_equal_the_jvm_window_operator(spark, bounds, frame_sql)
         assert same(g["a"], w["a"], rel=1e-9) and same(g["v"], w["v"], rel=1e-6), (g, w)
 
 
+class RowCount(GroupsAccumulator):
+    """A user's own GroupsAccumulator: rows per group, in numpy over the group indices."""
+
+    return_type, state_fields = pa.int64(), [("n", pa.int64())]
+
+    def __init__(self):
+        self.counts = np.zeros(0, np.int64)
+
+    def _grow(self, total):
+        self.counts = np.concatenate([self.counts, np.zeros(total - len(self.counts), np.int64)])
+
+    def update_batch(self, values, group_indices, opt_filter, total_num_groups):
+        self._grow(total_num_groups)
+        self.counts += np.bincount(group_indices, minlength=total_num_groups)
+
+    def merge_batch(self, values, group_indices, opt_filter, total_num_groups):
+        self._grow(total_num_groups)
+        np.add.at(self.counts, group_indices, values[0].to_numpy())
+
+    def evaluate(self, emit_to):
+        return pa.array(self.state(emit_to)[0])
+
+    def state(self, emit_to):
+        n = emit_to.count(len(self.counts))
+        out, self.counts = self.counts[:n], self.counts[n:]
+        return [pa.array(out)]
+
+    def size(self):
+        return self.counts.nbytes
+
+
+count_rows = udaf(RowCount, pa.int64(), pa.int64(), [pa.int64()], name="count_rows")
+
+
 def test_a_groups_accumulator_of_the_users_own(spark):
-    class Count(GroupsAccumulator):
-        """Rows per group, in numpy: bincount over the group indices."""
-
-        return_type, state_fields = pa.int64(), [("n", pa.int64())]
-
-        def __init__(self):
-            self.counts = np.zeros(0, np.int64)
-
-        def _grow(self, total):
-            self.counts = np.concatenate([self.counts, np.zeros(total - len(self.counts), np.int64)])
-
-        def update_batch(self, values, group_indices, opt_filter, total_num_groups):
-            self._grow(total_num_groups)
-            self.counts += np.bincount(group_indices, minlength=total_num_groups)
-
-        def merge_batch(self, values, group_indices, opt_filter, total_num_groups):
-            self._grow(total_num_groups)
-            np.add.at(self.counts, group_indices, values[0].to_numpy())
-
-        def evaluate(self, emit_to):
-            return pa.array(self.state(emit_to)[0])
-
-        def state(self, emit_to):
-            n = emit_to.count(len(self.counts))
-            out, self.counts = self.counts[:n], self.counts[n:]
-            return [pa.array(out)]
-
-        def size(self):
-            return self.counts.nbytes
-
-    count = udaf(Count, pa.int64(), pa.int64(), [pa.int64()], name="count_rows")
     df = spark.range(0, 10000, 1, 4).selectExpr("id % 7 AS k", "id")
-    rows = dict(aggregate(df, "k", n=count("id")).collect())
+    rows = dict(aggregate(df, "k", n=count_rows("id")).collect())
     assert rows == {k: len(range(k, 10000, 7)) for k in range(7)}
 
 
-def test_partial_groups_bound_emits_early_and_loses_nothing(spark):
+KEY_SHAPES = {  # keys bucketed by Spark's hash beside the rows (strings) or in numpy (numbers, dates)
+    "string": ["s"],
+    "string, int": ["s", "i"],
+    "double with NaNs, -0.0, NULL": ["d"],
+    "date, timestamp": ["day", "ts"],
+    "boolean, float, byte": ["b", "f", "y"],
+}
+
+
+def _key(value):
+    return "NaN" if isinstance(value, float) and value != value else value
+
+
+@pytest.mark.parametrize("keys", KEY_SHAPES.values(), ids=KEY_SHAPES.keys())
+def test_every_key_shape_groups_as_spark_groups_by(spark, keys):
+    df = spark.range(0, 3000, 1, 5).selectExpr(
+        "id",
+        "CASE id % 11 WHEN 0 THEN NULL WHEN 1 THEN '' ELSE concat('ké', id % 37) END AS s",
+        "CAST(id % 13 AS INT) AS i",
+        "CASE id % 7 WHEN 0 THEN double('NaN') WHEN 1 THEN sqrt(-1.0) WHEN 2 THEN double('-0.0') "
+        "WHEN 3 THEN 0.0D WHEN 4 THEN NULL ELSE double(id % 5) END AS d",
+        "date_add(DATE'2024-02-28', CAST(id % 6 AS INT)) AS day",
+        "timestamp_seconds(1700000000 + id % 4) AS ts",
+        "id % 3 = 0 AS b", "CAST(id % 4 AS FLOAT) / 2 AS f", "CAST(id % 5 AS TINYINT) AS y")
+    got = [(*map(_key, r[:-1]), r[-1]) for r in aggregate(df, keys, n=count_rows("id")).collect()]
+    expected = [(*map(_key, r[:-1]), r[-1]) for r in df.groupBy(*keys).count().collect()]
+    assert len(got) == len(expected) and sorted(got, key=repr) == sorted(expected, key=repr)
+
+
+def test_state_streams_land_one_bucket_per_partition(spark):
+    targets = partition_targets(7)
+    df = spark.createDataFrame([(int(t),) for t in targets], "t int").repartition(7, "t")
+    assert dict(df.select("t", F.spark_partition_id()).collect()) == {int(t): p for p, t in enumerate(targets)}
+
+
+@pytest.mark.parametrize("key", ["id % 997", "string(id % 997)"])
+def test_partial_groups_bound_emits_early_and_loses_nothing(spark, key):
     spark.conf.set("spark.sparkagg.udaf.partialGroups", "50")
     try:
         f = udaf(Spread, pa.int64(), pa.int64(), [pa.int64(), pa.int64()])
-        df = spark.range(0, 5000, 1, 2).selectExpr("id % 997 AS k", "id AS n")
-        rows = dict(aggregate(df, "k", s=f("n")).collect())
+        df = spark.range(0, 5000, 1, 2).selectExpr(f"{key} AS k", "id AS n")
+        rows = {int(k): s for k, s in aggregate(df, "k", s=f("n")).collect()}
     finally:
         spark.conf.unset("spark.sparkagg.udaf.partialGroups")
     assert rows == {k: max(range(k, 5000, 997)) - k for k in range(997)}

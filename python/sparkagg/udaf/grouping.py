@@ -65,7 +65,7 @@ class GroupIndex:
             offsets = present - self._low
             missing = self._slots[offsets] == 0
             if missing.any():
-                fresh = np.unique(offsets[missing])
+                fresh = self._first_of_each(offsets[missing])
                 self._slots[fresh] = np.arange(self.count + 1, self.count + 1 + len(fresh))
                 self._keys[0].append(pa.array(fresh + self._low).cast(column.type))
                 self.count += len(fresh)
@@ -81,6 +81,15 @@ class GroupIndex:
         groups = np.full(len(values), self._null_group, np.int64)
         groups[valid] = present_groups
         return groups
+
+    def _first_of_each(self, offsets: np.ndarray) -> np.ndarray:
+        """The distinct values of ``offsets`` (free slots) in O(n), without sorting: each slot takes
+        the position of its last writer, then the positions that kept their slot name one each."""
+        positions = np.arange(1, len(offsets) + 1)
+        self._slots[offsets] = -positions
+        fresh = offsets[self._slots[offsets] == -positions]
+        self._slots[offsets] = 0
+        return fresh
 
     def _cover(self, low: int, high: int) -> None:
         """Widen the dense array to keys [low, high), doubling so that a growing range costs O(n)."""

@@ -21,7 +21,13 @@ def column(c: Any) -> Column:
 
 
 def arrow_type(spark_type: T.DataType) -> pa.DataType:
-    return pa.null() if isinstance(spark_type, T.NullType) else to_arrow_type(spark_type)
+    """The Arrow type of a Spark column in the workers' batches; a TIMESTAMP is an instant, named here in
+    UTC whatever the session's zone (PySpark's own conversion wants the zone from 4.2 on)."""
+    if isinstance(spark_type, T.NullType):
+        return pa.null()
+    if isinstance(spark_type, T.TimestampType):
+        return pa.timestamp("us", tz="UTC")
+    return to_arrow_type(spark_type)
 
 
 def spark_type(udaf_name: str, what: str, arrow: pa.DataType) -> T.DataType:
