@@ -61,3 +61,13 @@ SELECT df_var_samp(x), df_var_pop(x), df_stddev(x), df_stddev_pop(x) FROM VALUES
 SELECT df_corr(y, x), df_corr(y, 2) FROM VALUES (1, 2) AS t(y, x);
 -- expect:
 -- NULL | NULL
+
+-- case: skewness and kurtosis of 0, 0, 6, 6 (deviations of 3 from 3: m2 = 9, m3 = 0, m4 = 81; every step exact in any order): 0, 3 * (5 - 9) / 2 = -6, and 1 - 3 = -2; of 1, 2 (m2 = 1/4, m4 = 1/16): kurtosis_pop -2, too few values for the others; a constant: NULL
+SELECT df_skewness(x), df_kurtosis(x), df_kurtosis_pop(x), df_kurtosis_pop(y), df_skewness(y), df_kurtosis(y), df_kurtosis_pop(5) FROM VALUES (0, 1), (0, 2), (6, NULL), (6, NULL) AS t(x, y);
+-- expect:
+-- 0.0 | -6.0 | -2.0 | -2.0 | NULL | NULL | NULL
+
+-- case: mode: the most frequent value, the smallest of equally frequent ones, NULLs skipped
+SELECT df_mode(x), df_mode(s), df_mode(n) FROM VALUES (9, 'b', CAST(NULL AS INT)), (9, 'a', NULL), (5, 'a', NULL), (5, 'b', NULL), (1, NULL, NULL) AS t(x, s, n);
+-- expect:
+-- 5 | a | NULL

@@ -32,7 +32,8 @@ DATA = f"VALUES {', '.join(ROWS)} AS t(k, x, d, b, y, g)"
 ONE_ARG = {"count": "x", "sum": "x", "avg": "d", "mean": "x", "min": "d", "max": "d", "bit_and": "x",
            "bit_or": "x", "bit_xor": "x", "bool_and": "b", "bool_or": "b", "var": "x", "var_samp": "d",
            "var_pop": "x", "var_sample": "x", "var_population": "x", "stddev": "x", "stddev_samp": "x",
-           "stddev_pop": "x", "median": "d", "approx_distinct": "x"}
+           "stddev_pop": "x", "median": "d", "approx_distinct": "x", "skewness": "d", "kurtosis": "x",
+           "kurtosis_pop": "d", "mode": "x"}
 # Unordered array_agg / string_agg give their elements in an order partitioning chooses, which check()
 # compares as given; they are checked against DataFusion as multisets in test_oracle.py instead.
 # first_value / last_value / nth_value without ORDER BY depend on arrival order the same way (and take
@@ -44,7 +45,7 @@ ORDER_SENSITIVE = {"array_agg", "string_agg", "first_value", "last_value", "nth_
 # by hand in reference/test_percentile.py.
 # The t-digest functions take a literal percentile (and are written WITHIN GROUP too); their model is
 # checked against DataFusion in reference/test_approx_percentile.py.
-WITHIN_GROUP = {"percentile_cont", "approx_percentile_cont", "approx_percentile_cont_with_weight"}
+WITHIN_GROUP = {"percentile_cont", "quantile_cont", "approx_percentile_cont", "approx_percentile_cont_with_weight"}
 # A t-digest's estimate depends on how the rows are batched and partitioned, so Spark's and the model's
 # differ within the sketch's error: reference/test_approx_percentile.py checks the model exactly against DataFusion
 # on one partition and within 1% of rank across partitions.

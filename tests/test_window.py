@@ -11,7 +11,8 @@ import oracle
 from sparkagg import reference
 
 CALLS = ["avg(d)", "sum(l)", "sum(m)", "count(i)", "min(s)", "max(d)", "var_pop(f)", "bit_xor(i)",
-         "bool_or(b)", "corr(f, i)", "regr_slope(f, l)"]
+         "bool_or(b)", "corr(f, i)", "regr_slope(f, l)", "skewness(f)", "kurtosis(i)", "kurtosis_pop(d)",
+         "mode(s)"]
 FRAMES = [(3, 0), (10, 2), (0, 5), (40, 40)]
 
 

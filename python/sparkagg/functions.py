@@ -26,11 +26,12 @@ _bound_prefix: contextvars.ContextVar[str | None] = contextvars.ContextVar("spar
 __all__ = [
     "count", "sum", "avg", "mean", "min", "max",
     "bit_and", "bit_or", "bit_xor", "bool_and", "bool_or",
-    "var_samp", "var_pop", "stddev", "stddev_pop", "covar_samp", "covar_pop", "corr",
+    "var_samp", "var_pop", "stddev", "stddev_pop", "skewness", "kurtosis", "kurtosis_pop",
+    "covar_samp", "covar_pop", "corr",
     "regr_slope", "regr_intercept", "regr_count", "regr_r2", "regr_avgx", "regr_avgy",
     "regr_sxx", "regr_syy", "regr_sxy",
     "array_agg", "string_agg", "first_value", "last_value", "nth_value",
-    "median", "approx_distinct", "percentile_cont",
+    "median", "mode", "approx_distinct", "percentile_cont",
     "approx_percentile_cont", "approx_percentile_cont_with_weight", "approx_median",
     "with_prefix", "for_session",
 ]
@@ -224,6 +225,38 @@ def stddev_pop(col) -> Column:
     Row(s=2.0)
     """
     return _call("stddev_pop", col)
+
+
+def skewness(col) -> Column:
+    """Sample skewness, adjusted for the sample size (DataFusion-extra's); NULL for fewer than three
+    values and when they do not vary.
+
+    >>> spark.createDataFrame([(1,), (2,), (2,), (10,)], "x int").select(skewness("x").alias("s")).first()
+    Row(s=1.9225217141412747)
+    """
+    return _call("skewness", col)
+
+
+def kurtosis(col) -> Column:
+    """Excess kurtosis corrected for the sample size (DataFusion-extra's); NULL for fewer than four
+    values and when they do not vary.
+
+    >>> df = spark.createDataFrame([(1,), (2,), (2,), (3,), (10,)], "x int")
+    >>> round(df.select(kurtosis("x")).first()[0], 12)
+    4.272146531743
+    """
+    return _call("kurtosis", col)
+
+
+def kurtosis_pop(col) -> Column:
+    """Excess kurtosis without correction, m4 / m2^2 - 3 (DataFusion-extra's); NULL for no values and
+    when they do not vary.
+
+    >>> df = spark.createDataFrame([(1,), (2,), (2,), (3,), (10,)], "x int")
+    >>> round(df.select(kurtosis_pop("x")).first()[0], 12)
+    0.068036632936
+    """
+    return _call("kurtosis_pop", col)
 
 
 def covar_samp(y, x) -> Column:
@@ -452,6 +485,17 @@ def approx_distinct(col) -> Column:
     Row(n=2)
     """
     return _call("approx_distinct", col)
+
+
+def mode(col) -> Column:
+    """The most frequent non-NULL value, in its type; of equally frequent values, the smallest
+    (DataFusion-extra's). Integers, floats, dates, timestamps and strings.
+
+    >>> df = spark.createDataFrame([("b",), ("a",), ("b",), ("a",), (None,)], "s string")
+    >>> df.select(mode("s").alias("m")).first()
+    Row(m='a')
+    """
+    return _call("mode", col)
 
 
 def percentile_cont(col, p: float, descending: bool = False) -> Column:

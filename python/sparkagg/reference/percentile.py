@@ -76,4 +76,4 @@ class PercentileContAccumulator(Accumulator):
         return 64 + 8 * len(self._values)
 
 
-PERCENTILE_CONT = AggregateFunction("percentile_cont", PercentileContAccumulator)
+PERCENTILE_CONT = AggregateFunction("percentile_cont", PercentileContAccumulator, aliases=("quantile_cont",))

@@ -14,8 +14,10 @@ from .count import COUNT
 from .covariance import COVAR_POP, COVAR_SAMP
 from .first_last import FIRST_VALUE, LAST_VALUE
 from .function import AggregateFunction
+from .kurtosis import KURTOSIS, KURTOSIS_POP
 from .median import MEDIAN
 from .min_max import MAX, MIN
+from .mode import MODE
 from .nth_value import NTH_VALUE
 from .percentile import PERCENTILE_CONT
 from .regr import (
@@ -29,6 +31,7 @@ from .regr import (
     REGR_SXY,
     REGR_SYY,
 )
+from .skewness import SKEWNESS
 from .string_agg import STRING_AGG
 from .sum import SUM
 from .variance import STDDEV, STDDEV_POP, VAR_POP, VAR_SAMP
@@ -36,11 +39,11 @@ from .variance import STDDEV, STDDEV_POP, VAR_POP, VAR_SAMP
 FUNCTIONS: tuple[AggregateFunction, ...] = (
     COUNT, SUM, AVG, MIN, MAX,
     BIT_AND, BIT_OR, BIT_XOR, BOOL_AND, BOOL_OR,
-    VAR_SAMP, VAR_POP, STDDEV, STDDEV_POP,
+    VAR_SAMP, VAR_POP, STDDEV, STDDEV_POP, SKEWNESS, KURTOSIS, KURTOSIS_POP,
     COVAR_SAMP, COVAR_POP, CORR,
     REGR_SLOPE, REGR_INTERCEPT, REGR_COUNT, REGR_R2, REGR_AVGX, REGR_AVGY, REGR_SXX, REGR_SYY, REGR_SXY,
     ARRAY_AGG, STRING_AGG, FIRST_VALUE, LAST_VALUE, NTH_VALUE,
-    MEDIAN, PERCENTILE_CONT, APPROX_PERCENTILE_CONT, APPROX_PERCENTILE_CONT_WITH_WEIGHT, APPROX_MEDIAN,
+    MEDIAN, MODE, PERCENTILE_CONT, APPROX_PERCENTILE_CONT, APPROX_PERCENTILE_CONT_WITH_WEIGHT, APPROX_MEDIAN,
     APPROX_DISTINCT,
 )
 

@@ -12,6 +12,8 @@ import sparkagg.api._
  */
 object PercentileCont extends FunctionDef {
   val name = "percentile_cont"
+  /** DataFusion 55's alias. */
+  override val aliases = Seq("quantile_cont")
   val signature = "(p: constant double in [0, 1]) WITHIN GROUP (ORDER BY numeric [DESC]) -> double"
   override val withinGroup: WithinGroup = WithinGroup.KeyAsValue(mandatory = true)
   val doc = FunctionDoc(

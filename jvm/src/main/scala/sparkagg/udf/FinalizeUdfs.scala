@@ -69,6 +69,9 @@ class VarSampFinalize extends FinalizeUdf[java.lang.Double](VarSamp) with UDF1[R
 class VarPopFinalize extends FinalizeUdf[java.lang.Double](VarPop) with UDF1[Row, java.lang.Double]
 class StddevFinalize extends FinalizeUdf[java.lang.Double](Stddev) with UDF1[Row, java.lang.Double]
 class StddevPopFinalize extends FinalizeUdf[java.lang.Double](StddevPop) with UDF1[Row, java.lang.Double]
+class SkewnessFinalize extends FinalizeUdf[java.lang.Double](Skewness) with UDF1[Row, java.lang.Double]
+class KurtosisFinalize extends FinalizeUdf[java.lang.Double](Kurtosis) with UDF1[Row, java.lang.Double]
+class KurtosisPopFinalize extends FinalizeUdf[java.lang.Double](KurtosisPop) with UDF1[Row, java.lang.Double]
 class CovarSampFinalize extends FinalizeUdf[java.lang.Double](CovarSamp) with UDF1[Row, java.lang.Double]
 class CovarPopFinalize extends FinalizeUdf[java.lang.Double](CovarPop) with UDF1[Row, java.lang.Double]
 class CorrFinalize extends FinalizeUdf[java.lang.Double](Corr) with UDF1[Row, java.lang.Double]
@@ -83,4 +86,5 @@ class RegrSyyFinalize extends FinalizeUdf[java.lang.Double](RegrSyy) with UDF1[R
 class RegrSxyFinalize extends FinalizeUdf[java.lang.Double](RegrSxy) with UDF1[Row, java.lang.Double]
 class ArrayAggFinalize extends FinalizeUdf[ArrayAggResult](ArrayAgg) with UDF1[Row, ArrayAggResult]
 class MedianFinalize extends FinalizeUdf[MedianResult](Median) with UDF1[Row, MedianResult]
+class ModeFinalize extends FinalizeUdf[ModeResult](Mode) with UDF1[Row, ModeResult]
 // string_agg has none: its delimiter is not in its state; df_string_agg_finalize(state, delimiter) is.

@@ -6,7 +6,7 @@ import sparkagg.functions._
 
 /**
  * The declared results of the finalize classes whose result type follows the state (sum, avg, min, max,
- * bit_*, array_agg, median). `registerJavaFunction` without a return type infers one from the class's
+ * bit_*, array_agg, median, mode). `registerJavaFunction` without a return type infers one from the class's
  * `UDF1` result type: from Object it infers `struct<>`, which registers and then fails inside the first
  * job. For a class annotated `@SQLUserDefinedType` the inference makes that UDT, so each result class here
  * is its own UDT and refuses to be made: registration fails at once, naming the type to pass. With the
@@ -45,3 +45,5 @@ final class BitXorResult extends ResultTypeRequired(classOf[BitXorFinalize], Bit
 final class ArrayAggResult extends ResultTypeRequired(classOf[ArrayAggFinalize], ArrayAgg, "array<string>")
 @SQLUserDefinedType(udt = classOf[MedianResult])
 final class MedianResult extends ResultTypeRequired(classOf[MedianFinalize], Median, "double")
+@SQLUserDefinedType(udt = classOf[ModeResult])
+final class ModeResult extends ResultTypeRequired(classOf[ModeFinalize], Mode, "double")
