@@ -68,4 +68,12 @@ object GroupsAccumulator {
     case None => null
     case Some(f) => Array.tabulate(numRows)(keep(f, _))
   }
+
+  /** Each row's own state, made by `fresh` (a new, empty accumulator) updating every row into a group of
+   *  its own: convertToState for the accumulators whose first step is not simply the value. */
+  def statesOfRows(fresh: GroupsAccumulator, values: Columns, filter: Option[Column]): Array[Column] = {
+    val rows = values.numRows
+    fresh.updateBatch(values, Array.range(0, rows), filter, rows)
+    fresh.state(EmitTo.All)
+  }
 }

@@ -339,12 +339,8 @@ final class CoMomentGroups(fn: CoMomentAggregate, pair: Boolean) extends GroupsA
    * Each row's own state is Welford's first step from an empty group, which is not simply the value
    * (mean = 0.0 + a / 1 turns -0.0 into 0.0, m2 of an infinity is NaN): so run that step.
    */
-  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
-    val rows = values.numRows
-    val own = new CoMomentGroups(fn, pair)
-    own.updateBatch(values, Array.range(0, rows), filter, rows)
-    own.state(EmitTo.All)
-  }
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
+    GroupsAccumulator.statesOfRows(new CoMomentGroups(fn, pair), values, filter)
   override def supportsConvertToState: Boolean = true
 
   def size: Long = count.size + doubles.map(_.size).sum

@@ -176,12 +176,8 @@ final class ShapeMomentGroups(fn: ShapeMomentAggregate, fourth: Boolean) extends
   }
 
   /** Each row's own state: Welford's first step from an empty group (mean = 0.0 + x turns -0.0 into 0.0). */
-  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
-    val rows = values.numRows
-    val own = new ShapeMomentGroups(fn, fourth)
-    own.updateBatch(values, Array.range(0, rows), filter, rows)
-    own.state(EmitTo.All)
-  }
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
+    GroupsAccumulator.statesOfRows(new ShapeMomentGroups(fn, fourth), values, filter)
   override def supportsConvertToState: Boolean = true
 
   def size: Long = counts.size + moments.map(_.size).sum
