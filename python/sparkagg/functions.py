@@ -30,7 +30,7 @@ __all__ = [
     "covar_samp", "covar_pop", "corr",
     "regr_slope", "regr_intercept", "regr_count", "regr_r2", "regr_avgx", "regr_avgy",
     "regr_sxx", "regr_syy", "regr_sxy",
-    "array_agg", "string_agg", "first_value", "last_value", "nth_value",
+    "array_agg", "string_agg", "first_value", "last_value", "nth_value", "max_by", "min_by",
     "median", "mode", "approx_distinct", "percentile_cont",
     "approx_percentile_cont", "approx_percentile_cont_with_weight", "approx_median",
     "with_prefix", "for_session",
@@ -485,6 +485,28 @@ def approx_distinct(col) -> Column:
     Row(n=2)
     """
     return _call("approx_distinct", col)
+
+
+def max_by(col, by) -> Column:
+    """``col`` on the row with the largest ``by`` (rows where ``by`` is NULL skipped); of rows with equal
+    ``by``, the first to arrive (DataFusion-extra's).
+
+    >>> df = spark.createDataFrame([("a", 5), ("b", None), ("c", 7)], "x string, y int")
+    >>> df.select(max_by("x", "y").alias("m")).first()
+    Row(m='c')
+    """
+    return _call("max_by", col, by)
+
+
+def min_by(col, by) -> Column:
+    """``col`` on the row with the smallest ``by`` (rows where ``by`` is NULL skipped); of rows with equal
+    ``by``, the first to arrive (DataFusion-extra's).
+
+    >>> df = spark.createDataFrame([("a", 5), ("b", None), ("c", 7)], "x string, y int")
+    >>> df.select(min_by("x", "y").alias("m")).first()
+    Row(m='a')
+    """
+    return _call("min_by", col, by)
 
 
 def mode(col) -> Column:

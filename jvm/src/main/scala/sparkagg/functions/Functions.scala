@@ -39,6 +39,8 @@ object Functions {
     FirstValue,
     LastValue,
     NthValue,
+    MaxBy,
+    MinBy,
     Median,
     Mode,
     PercentileCont,

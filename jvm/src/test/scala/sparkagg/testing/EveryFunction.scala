@@ -66,6 +66,8 @@ object EveryFunction {
     "first_value(s)",
     "last_value(i, true)",
     "nth_value(l, -2)",
+    "max_by(s, u)",
+    "min_by(i, u)",
     "array_agg(d)",
     "array_agg(l)",
     "approx_percentile_cont(d, 0.4)",
