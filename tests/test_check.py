@@ -40,7 +40,9 @@ ONE_ARG = {"count": "x", "sum": "x", "avg": "d", "mean": "x", "min": "d", "max":
 # their ORDER BY, and nth_value its n, as literals check()'s parser does not bind); their model is
 # checked against DataFusion in reference/test_ordering_first_last_nth_value.py.
 # max_by / min_by over keys that repeat take the first of the tied rows to arrive, the same way.
-ORDER_SENSITIVE = {"array_agg", "string_agg", "first_value", "last_value", "nth_value", "max_by", "min_by"}
+# any_value gives whichever non-NULL value arrives first.
+ORDER_SENSITIVE = {"array_agg", "string_agg", "first_value", "last_value", "nth_value", "max_by", "min_by",
+                   "any_value"}
 # percentile_cont is written WITHIN GROUP (ORDER BY ...), which check()'s parser does not take; it is
 # checked against Spark's own percentile_cont in jvm/src/test/scala/sparkagg/SqlSuite.scala and the model
 # by hand in reference/test_percentile.py.

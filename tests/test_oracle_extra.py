@@ -183,3 +183,21 @@ def test_max_by_min_by_worked_by_hand(spark):
     assert [tuple(r) for r in got] == [(None, "d", "b", "b", None)]
     (want,) = oracle_extra.run(t, _query([c for c in calls if not c.startswith("min_by")], "", False))
     assert want == [(None, "b", "b", None)]
+
+
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_any_value_is_a_non_null_value_of_its_group_as_in_datafusion_55(spark, table, partitions):
+    """Which value is DataFusion's choice and Spark's arrival order: the checks are that it is one of the
+    group's non-NULL values, and NULL exactly where the group has none (every s NULL in the all-NULL
+    column), in both engines."""
+    t = table.append_column("none", pa.nulls(table.num_rows, pa.string()))
+    sql = "SELECT k, {p}any_value(s), {p}any_value(none) FROM t GROUP BY k"
+    got = {r[0]: r[1:] for r in _spark_rows(spark, t, sql.format(p="df_"), partitions)}
+    (want,) = oracle_extra.run(t, sql.format(p=""))
+    want = {r[0]: r[1:] for r in want}
+    assert got.keys() == want.keys()
+    for k, (some, none) in got.items():
+        rows = t.filter(pa.compute.is_null(t["k"]) if k is None else pa.compute.equal(t["k"], k))
+        values = set(rows["s"].drop_null().to_pylist())
+        assert values and some in values and want[k][0] in values, k
+        assert none is None and want[k][1] is None

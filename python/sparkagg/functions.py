@@ -30,7 +30,7 @@ __all__ = [
     "covar_samp", "covar_pop", "corr",
     "regr_slope", "regr_intercept", "regr_count", "regr_r2", "regr_avgx", "regr_avgy",
     "regr_sxx", "regr_syy", "regr_sxy",
-    "array_agg", "string_agg", "first_value", "last_value", "nth_value", "max_by", "min_by",
+    "array_agg", "string_agg", "first_value", "last_value", "nth_value", "any_value", "max_by", "min_by",
     "median", "mode", "approx_distinct", "percentile_cont",
     "approx_percentile_cont", "approx_percentile_cont_with_weight", "approx_median",
     "with_prefix", "for_session",
@@ -485,6 +485,15 @@ def approx_distinct(col) -> Column:
     Row(n=2)
     """
     return _call("approx_distinct", col)
+
+
+def any_value(col) -> Column:
+    """Some non-NULL value of ``col`` (the first to arrive), NULL when there is none (DataFusion 55's).
+
+    >>> spark.createDataFrame([(None,), (5,), (None,)], "x int").select(any_value("x").alias("a")).first()
+    Row(a=5)
+    """
+    return _call("any_value", col)
 
 
 def max_by(col, by) -> Column:

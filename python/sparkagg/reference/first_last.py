@@ -55,7 +55,7 @@ class FirstLastValueAccumulator(Accumulator):
             return
         if self._is_set:
             new, held = self._ordering.key(keys), self._ordering.key(self._keys)
-            if (new >= held) if self._kind == "first_value" else (new < held):
+            if (new >= held) if self._kind != "last_value" else (new < held):
                 return
         self._value, self._keys, self._is_set = value, tuple(keys), True
 
@@ -82,3 +82,5 @@ class FirstLastValueAccumulator(Accumulator):
 
 FIRST_VALUE = AggregateFunction("first_value", FirstLastValueAccumulator, kind="first_value")
 LAST_VALUE = AggregateFunction("last_value", FirstLastValueAccumulator, kind="last_value")
+# any_value(x) (DataFusion 55): some non-NULL x; the first to arrive, as the JVM's AnyValue.
+ANY_VALUE = AggregateFunction("any_value", FirstLastValueAccumulator, kind="any_value", ignore_nulls=True)

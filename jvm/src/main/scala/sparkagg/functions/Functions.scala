@@ -38,6 +38,7 @@ object Functions {
     StringAgg,
     FirstValue,
     LastValue,
+    AnyValue,
     NthValue,
     MaxBy,
     MinBy,

@@ -69,6 +69,34 @@ object LastValue extends FirstLast(
     )
   )
 
+/**
+ * any_value(x): some non-NULL value of x, NULL when there is none (DataFusion 55's). sparkagg's is the first
+ * non-NULL value to arrive: first_value(x, true) without keys. State: the value, is_set.
+ */
+object AnyValue extends FunctionDef {
+  val name = "any_value"
+  val signature = "(any) -> same type"
+  val doc = FunctionDoc(
+    usage = "_FUNC_(expr) - Some non-NULL value of expr (the first to arrive), NULL if there is none.",
+    arguments = Seq("expr" -> "any type"),
+    examples = Seq("SELECT _FUNC_(col) FROM VALUES (NULL), (5), (NULL) AS tab(col)" -> "5")
+  )
+  private val noKeys = OrderKeys(Nil, Nil)
+
+  def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
+    case Seq(t) =>
+      val state = StructType(Seq(StructField(name, t), StructField("is_set", BooleanType)))
+      Right(Bound(t, state, () => new FirstLastAccumulator(t, noKeys, 1, last = false, ignoreNulls = true)))
+    case _ => Left("expects one argument")
+  }
+
+  override def argumentsOf(state: StructType, parameters: Seq[Arg]): Option[Seq[Arg]] = state.fields.toSeq match {
+    case Seq(StructField(`name`, t, _, _), StructField("is_set", BooleanType, _, _)) =>
+      Some(Seq(Arg(t, nullable = true)))
+    case _ => None
+  }
+}
+
 /** The chosen value, its keys and whether one was chosen; `keyOffset` is where the keys start in a row. */
 final class FirstLastAccumulator(valueType: DataType, keys: OrderKeys, keyOffset: Int, last: Boolean,
     ignoreNulls: Boolean)

@@ -17,7 +17,7 @@ import sparkagg.functions._
  *   spark.udf.registerJavaFunction("avg_final", "sparkagg.udf.AvgFinalize", "double")
  * }}}
  * Functions whose result type is fixed (double, bigint, boolean) declare it; those whose result type
- * follows the argument (sum, avg, min, max, bit_*, array_agg, median, mode, max_by, min_by) need the return type passed, and
+ * follows the argument (sum, avg, min, max, bit_*, array_agg, median, mode, any_value, max_by, min_by) need the return type passed, and
  * registering them without it fails, saying which to pass.
  * The SQL function `df_<name>_finalize` does the same with the type inferred.
  */
@@ -85,6 +85,7 @@ class RegrSxxFinalize extends FinalizeUdf[java.lang.Double](RegrSxx) with UDF1[R
 class RegrSyyFinalize extends FinalizeUdf[java.lang.Double](RegrSyy) with UDF1[Row, java.lang.Double]
 class RegrSxyFinalize extends FinalizeUdf[java.lang.Double](RegrSxy) with UDF1[Row, java.lang.Double]
 class ArrayAggFinalize extends FinalizeUdf[ArrayAggResult](ArrayAgg) with UDF1[Row, ArrayAggResult]
+class AnyValueFinalize extends FinalizeUdf[AnyValueResult](AnyValue) with UDF1[Row, AnyValueResult]
 class MaxByFinalize extends FinalizeUdf[MaxByResult](MaxBy) with UDF1[Row, MaxByResult]
 class MinByFinalize extends FinalizeUdf[MinByResult](MinBy) with UDF1[Row, MinByResult]
 class MedianFinalize extends FinalizeUdf[MedianResult](Median) with UDF1[Row, MedianResult]

@@ -6,7 +6,7 @@ import sparkagg.functions._
 
 /**
  * The declared results of the finalize classes whose result type follows the state (sum, avg, min, max,
- * bit_*, array_agg, median, mode, max_by, min_by). `registerJavaFunction` without a return type infers one from the class's
+ * bit_*, array_agg, median, mode, any_value, max_by, min_by). `registerJavaFunction` without a return type infers one from the class's
  * `UDF1` result type: from Object it infers `struct<>`, which registers and then fails inside the first
  * job. For a class annotated `@SQLUserDefinedType` the inference makes that UDT, so each result class here
  * is its own UDT and refuses to be made: registration fails at once, naming the type to pass. With the
@@ -51,3 +51,5 @@ final class ModeResult extends ResultTypeRequired(classOf[ModeFinalize], Mode, "
 final class MaxByResult extends ResultTypeRequired(classOf[MaxByFinalize], MaxBy, "double")
 @SQLUserDefinedType(udt = classOf[MinByResult])
 final class MinByResult extends ResultTypeRequired(classOf[MinByFinalize], MinBy, "double")
+@SQLUserDefinedType(udt = classOf[AnyValueResult])
+final class AnyValueResult extends ResultTypeRequired(classOf[AnyValueFinalize], AnyValue, "double")

@@ -67,6 +67,7 @@ object EveryFunction {
     "last_value(i, true)",
     "nth_value(l, -2)",
     "max_by(s, u)",
+    "any_value(IF(u = 7, dt, NULL))",
     "min_by(i, u)",
     "array_agg(d)",
     "array_agg(l)",
