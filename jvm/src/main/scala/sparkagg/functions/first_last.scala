@@ -81,11 +81,12 @@ object AnyValue extends FunctionDef {
     arguments = Seq("expr" -> "any type"),
     examples = Seq("SELECT _FUNC_(col) FROM VALUES (NULL), (5), (NULL) AS tab(col)" -> "5")
   )
-  private val noKeys = OrderKeys(Nil, Nil)
-
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) =>
       val state = StructType(Seq(StructField(name, t), StructField("is_set", BooleanType)))
+      // Made here, not held by this object: plans carry the object, and an OrderKeys' comparator does not
+      // serialize on Scala 2.12.
+      val noKeys = OrderKeys(Nil, Nil)
       Right(Bound(t, state, () => new FirstLastAccumulator(t, noKeys, 1, last = false, ignoreNulls = true)))
     case _ => Left("expects one argument")
   }
