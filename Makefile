@@ -16,7 +16,7 @@ artifact_of   = sparkagg-spark$(1)_$(call scala_of,$(1))
 project_of    = $(if $(filter $(DEFAULT),$(1)),root,spark$(subst .,,$(1)))
 JAR          := target/jars/$(call artifact_of,$(DEFAULT)).jar
 
-.PHONY: all venv venvs oracle55 jar jars lint test test-scala test-python test-versions demo bench bench-deps wheel clean
+.PHONY: all venv venvs jar jars lint test test-scala test-python test-versions demo bench bench-deps wheel clean
 
 all: jar
 
@@ -36,16 +36,6 @@ venvs: $(foreach m,$(OTHERS),.venvs/spark-$(m)/.installed)
 	$(PYTHON3) -m venv .venvs/spark-$*
 	.venvs/spark-$*/bin/python -m pip install -q --upgrade pip
 	.venvs/spark-$*/bin/python -m pip install -q 'pyspark==$(call pyspark_of,$*)' './python[test]'
-	touch $@
-
-# DataFusion 55 with datafusion-extra-functions: the oracle of the functions from DataFusion's companion
-# crate of extra aggregates (mode, skewness, kurtosis, kurtosis_pop), which tests/oracle_extra.py runs in a
-# subprocess; the main oracle, DataFusion 50, stays in .venv.
-ORACLE55 := .venvs/datafusion-55
-oracle55: $(ORACLE55)/.installed
-$(ORACLE55)/.installed:
-	$(PYTHON3) -m venv $(ORACLE55)
-	$(ORACLE55)/bin/python -m pip install -q 'datafusion==55.0.0' 'datafusion-extra-functions==0.5.5'
 	touch $@
 
 # The JAR users ship for the default Spark (sparkagg classes only), the test JAR (user-defined accumulator
@@ -74,7 +64,7 @@ $(VENV)/.bench: $(VENV)/.installed
 	$(PY) -m pip install -q -e 'python[test,bench]'
 	touch $@
 
-test-python: jar bench-deps oracle55
+test-python: jar bench-deps
 	$(PY) -m pytest tests -q
 
 # The house style: scalafmt over the Scala sources and build files (`./build/sbt scalafmtAll` applies it),
@@ -96,7 +86,7 @@ VERSION_TESTS := tests/test_oracle.py tests/test_oracle_extra.py tests/test_orac
                  tests/test_state_as_data.py tests/test_window.py tests/test_spark_lines.py
 # On the oldest minor, whose PySpark differs most, also the Python udafs (sparkagg.udaf).
 OLDEST_TESTS  := tests/test_python_udaf.py
-test-versions: wheel venvs oracle55
+test-versions: wheel venvs
 	$(SBT) $(foreach m,$(OTHERS),$(call project_of,$(m))/test)
 	set -e; for m in $(OTHERS); do \
 	  echo "== Spark $$m: the wheel, the demo, the Python suites"; \

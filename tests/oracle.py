@@ -1,16 +1,29 @@
-"""The DataFusion oracle: the same Arrow data and query run by DataFusion 50 in-process."""
+"""The DataFusion oracle: the same Arrow data and query run in-process by DataFusion 55, with the functions of
+DataFusion's companion crate of extra aggregates (datafusion-extra-functions: mode, skewness, kurtosis,
+kurtosis_pop, max_by, min_by) registered under their own names."""
 from __future__ import annotations
 
 import math
 from decimal import Decimal
 
 import datafusion
+import datafusion_extra_functions as extra
 import pyarrow as pa
 
+assert datafusion.__version__.startswith("55."), datafusion.__version__
 
-def run(table: pa.Table, sql: str) -> list[tuple]:
+
+def context(config: datafusion.SessionConfig | None = None) -> datafusion.SessionContext:
+    """A DataFusion session with the extra aggregates registered."""
+    ctx = datafusion.SessionContext(config) if config else datafusion.SessionContext()
+    for name in extra.list_functions():
+        ctx.register_udaf(datafusion.AggregateUDF.from_pycapsule(extra.udaf_by_name(name)))
+    return ctx
+
+
+def run(table: pa.Table, sql: str, config: datafusion.SessionConfig | None = None) -> list[tuple]:
     """Rows of ``sql`` over ``table`` registered as ``t``, as tuples of Python values."""
-    ctx = datafusion.SessionContext()
+    ctx = context(config)
     ctx.register_record_batches("t", [table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]])
     result = ctx.sql(sql).to_arrow_table()
     return [tuple(r.values()) for r in result.to_pylist()]

@@ -95,7 +95,8 @@ def test_first_last_nth_value(spark):
              "df_nth_value_merge: invalid state, nth_value_orderings: length 1, but nth_value has length 2")
     assert _one(spark, f"SELECT df_nth_value_merge(named_struct('nth_value', array(1.0D, 2.0D), "
                        f"'nth_value_orderings', {_keys(2, 1)}), 2)") == 1.0
-    assert _one(spark, "SELECT df_first_value_finalize(named_struct('first_value', 1.0D, 'is_set', true))") == 1.0
+    assert _one(spark, "SELECT df_first_value_finalize("
+                       "named_struct('first_value', 1.0D, 'first_value_is_set', true))") == 1.0
 
 
 def test_median(spark):
@@ -113,7 +114,7 @@ def test_percentile_cont(spark):
 
 
 def _digest(centroids, count=2, max_size=100):
-    return (f"named_struct('max_size', {max_size}L, 'sum', 4.0D, 'count', {count}L, 'max', 3.0D, 'min', 1.0D, "
+    return (f"named_struct('max_size', {max_size}L, 'sum', 4.0D, 'count', {count}D, 'max', 3.0D, 'min', 1.0D, "
             f"'centroids', array({', '.join(f'{c}D' for c in centroids)}))")
 
 
@@ -124,12 +125,12 @@ def test_t_digest(spark):
              "df_approx_median_finalize: invalid state, centroids: weight -1.0 of centroid 1 is negative")
     _refused(spark, f"SELECT df_approx_percentile_cont_merge({_digest([1.0, 1.0, 3.0])}, 0.5D)",
              "df_approx_percentile_cont_merge: invalid state, centroids: 3 elements, not pairs of mean and weight")
-    _refused(spark, f"SELECT df_approx_percentile_cont_with_weight_merge({_digest([1.0, 1.0], count=-2)}, 0.5D)",
-             "df_approx_percentile_cont_with_weight_merge: invalid state, count: -2 is negative")
+    _refused(spark, f"SELECT df_approx_percentile_cont_with_weight_merge({_digest([1.0, 1.0], count=-2.0)}, 0.5D)",
+             "df_approx_percentile_cont_with_weight_merge: invalid state, count: -2.0 is negative")
     _refused(spark, f"SELECT df_approx_median_merge({_digest([1.0, 1.0], max_size=0)})",
              "df_approx_median_merge: invalid state, max_size: 0 is not positive")
     # One centroid of weight 1 at 2.0: every percentile is 2.0.
-    assert _one(spark, "SELECT df_approx_median_merge(named_struct('max_size', 100L, 'sum', 2.0D, 'count', 1L, "
+    assert _one(spark, "SELECT df_approx_median_merge(named_struct('max_size', 100L, 'sum', 2.0D, 'count', 1.0D, "
                        "'max', 2.0D, 'min', 2.0D, 'centroids', array(2.0D, 1.0D)))") == 2.0
 
 

@@ -1,5 +1,5 @@
 """mode, skewness, kurtosis, kurtosis_pop, max_by and min_by, from DataFusion's companion crate of extra
-aggregates, against DataFusion 55 with datafusion-extra-functions (oracle_extra.py) on the generated table: grouped and
+aggregates, against DataFusion 55 with datafusion-extra-functions (oracle.py) on the generated table: grouped and
 global at 1 / 3 / 17 partitions, on sparkagg's grouped operator and on Spark's own; then hand-worked
 groups at the NULL thresholds (too few values, values that do not vary, NaN, infinities), and the
 reference model. sparkagg keeps central moments where DataFusion-extra sums powers: equal results on
@@ -14,7 +14,6 @@ import pytest
 
 import data
 import oracle
-import oracle_extra
 from sparkagg import reference
 
 FUNCTIONS = ("skewness", "kurtosis", "kurtosis_pop")
@@ -62,8 +61,7 @@ def table():
 
 @pytest.fixture(scope="module")
 def expected(table):
-    grouped, whole = oracle_extra.run(table, _query(ORACLE_CALLS, "", True), _query(ORACLE_CALLS, "", False))
-    return {True: grouped, False: whole}
+    return {grouped: oracle.run(table, _query(ORACLE_CALLS, "", grouped)) for grouped in (True, False)}
 
 
 @pytest.mark.parametrize("operator", [True, False], ids=["operator", "spark-aggregate"])
@@ -104,7 +102,7 @@ def _small() -> pa.Table:
 def test_thresholds_and_special_values_agree_with_datafusion_extra(spark, partitions):
     t = _small()
     calls = [f"{fn}(x)" for fn in FUNCTIONS]
-    (want,) = oracle_extra.run(t, _query(calls, "", True))
+    want = oracle.run(t, _query(calls, "", True))
     got = _spark_rows(spark, t, _query(calls, "df_", True), partitions)
     by_group = {r[0]: r[1:] for r in got}
     # Six 0.1s do not vary: NULL. DataFusion-extra's sums of powers cancel into noise there (README,
@@ -166,8 +164,7 @@ def test_mode_ties_nulls_and_floats(spark):
         "(1, NULL, 0.0D, NULL), (NULL, NULL, double('NaN'), NULL) AS t(x, s, d, n)").collect()
     assert tuple(rows[0]) == (5, "a", 0.0, None)
     assert str(rows[0][2]) == "0.0"  # 0.0 three times, -0.0 twice
-    (want,) = oracle_extra.run(pa.table({"x": pa.array([9, 9, 5, 5, 1, None], pa.int64())}),
-                               "SELECT mode(x) FROM t")
+    want = oracle.run(pa.table({"x": pa.array([9, 9, 5, 5, 1, None], pa.int64())}), "SELECT mode(x) FROM t")
     assert want == [(5,)]
 
 
@@ -181,7 +178,7 @@ def test_max_by_min_by_worked_by_hand(spark):
             "(NULL, 7, 3, -1.0D, NULL), ('d', 1, 2, -1.0D, NULL)")
     got = spark.sql(f"SELECT {', '.join('df_' + c for c in calls)} FROM VALUES {rows} AS t(x, y, z, w, n)").collect()
     assert [tuple(r) for r in got] == [(None, "d", "b", "b", None)]
-    (want,) = oracle_extra.run(t, _query([c for c in calls if not c.startswith("min_by")], "", False))
+    want = oracle.run(t, _query([c for c in calls if not c.startswith("min_by")], "", False))
     assert want == [(None, "b", "b", None)]
 
 
@@ -193,7 +190,7 @@ def test_any_value_is_a_non_null_value_of_its_group_as_in_datafusion_55(spark, t
     t = table.append_column("none", pa.nulls(table.num_rows, pa.string()))
     sql = "SELECT k, {p}any_value(s), {p}any_value(none) FROM t GROUP BY k"
     got = {r[0]: r[1:] for r in _spark_rows(spark, t, sql.format(p="df_"), partitions)}
-    (want,) = oracle_extra.run(t, sql.format(p=""))
+    want = oracle.run(t, sql.format(p=""))
     want = {r[0]: r[1:] for r in want}
     assert got.keys() == want.keys()
     for k, (some, none) in got.items():

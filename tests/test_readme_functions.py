@@ -13,7 +13,7 @@ import sparkagg
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 FORMS = ("_merge_state", "_state", "_merge", "_finalize")
-COLUMNS = ["function", "arguments", "result", "empty input", "retract", "grouped path", "DataFusion 50", "notes"]
+COLUMNS = ["function", "arguments", "result", "empty input", "retract", "grouped path", "DataFusion 55", "notes"]
 
 
 def _section(text: str, heading: str) -> str:
@@ -105,15 +105,15 @@ def test_retract_and_grouped_path_columns_agree_with_the_jar(facts):
 
 def test_each_claimed_deviation_is_explained(facts):
     table, _, _ = facts
-    deviations = _section(README.read_text(), "### Deviations from DataFusion 50, and why\n")
+    deviations = _section(README.read_text(), "### Deviations from DataFusion 55, and why\n")
     wrong = []
     for name, row in table.items():
-        cell, bare = row["DataFusion 50"], name[len(sparkagg.DEFAULT_PREFIX):]
-        if cell == "yes" or cell == "not in DataFusion 50" and f"`{bare}`" in deviations:
+        cell, bare = row["DataFusion 55"], name[len(sparkagg.DEFAULT_PREFIX):]
+        if cell == "yes" or cell == "not in DataFusion 55" and f"`{bare}`" in deviations:
             continue
         if not cell.startswith("deviation: "):
-            wrong.append(f"{name}: DataFusion 50 column is {cell!r}: say 'yes', 'deviation: ...' or "
-                         "'not in DataFusion 50'")
+            wrong.append(f"{name}: DataFusion 55 column is {cell!r}: say 'yes', 'deviation: ...' or "
+                         "'not in DataFusion 55'")
         elif f"`{bare}`" not in deviations:
             wrong.append(f"{name}: a deviation is claimed, but the Deviations section does not name `{bare}`")
     assert not wrong, "\n  ".join(wrong)

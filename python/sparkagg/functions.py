@@ -466,12 +466,12 @@ def nth_value(col, n: int, order_by: str | None = None) -> Column:
 
 
 def median(col) -> Column:
-    """The median, in the input type: with an even count the two middle values averaged in that type
-    (integers and decimals truncate toward zero).
+    """The median: with an even count the two middle values averaged. A double for integers (as
+    DataFusion reads them); floats and decimals keep their type (decimals truncate toward zero).
 
     >>> df = spark.createDataFrame([(1,), (2,), (None,)], "x int")
     >>> df.select(median("x").alias("m")).first()
-    Row(m=1)
+    Row(m=1.5)
     """
     return _call("median", col)
 
@@ -531,7 +531,7 @@ def mode(col) -> Column:
 
 def percentile_cont(col, p: float, descending: bool = False) -> Column:
     """The ``p``-th percentile of the non-NULL values, interpolated linearly at index p * (n - 1): SQL's
-    ``percentile_cont(p) WITHIN GROUP (ORDER BY col [DESC])``, a double.
+    ``percentile_cont(p) WITHIN GROUP (ORDER BY col [DESC])``: a double, a float for a float column.
 
     >>> df = spark.createDataFrame([(0,), (10,), (20,), (30,)], "x int")
     >>> df.select(percentile_cont("x", 0.25).alias("q"), percentile_cont("x", 0.25, descending=True).alias("d")).first()
@@ -542,7 +542,7 @@ def percentile_cont(col, p: float, descending: bool = False) -> Column:
 
 def approx_percentile_cont(col, p: float, max_size: int | None = None, descending: bool = False) -> Column:
     """The approximate ``p``-th percentile by DataFusion's t-digest of at most about ``max_size``
-    (default 100) centroids, in the column's type (integers truncated); ``descending`` reads 1 - p, as
+    (default 100) centroids, a float for a float column, else a double; ``descending`` reads 1 - p, as
     SQL's ``approx_percentile_cont(p) WITHIN GROUP (ORDER BY col DESC)``.
 
     >>> df = spark.createDataFrame([(float(v),) for v in range(1, 5)], "x double")
@@ -555,22 +555,22 @@ def approx_percentile_cont(col, p: float, max_size: int | None = None, descendin
 
 
 def approx_percentile_cont_with_weight(col, weight, p: float, max_size: int | None = None) -> Column:
-    """As :func:`approx_percentile_cont`, each value a centroid of its ``weight``; rows with a NULL
-    value or weight are skipped.
+    """As :func:`approx_percentile_cont`, each value a centroid of its ``weight``, ranked against the
+    total weight; rows with a NULL value or weight, or a weight not above 0, are skipped.
 
     >>> df = spark.createDataFrame([(1.0, 1), (2.0, 1), (3.0, 10)], "x double, w int")
     >>> df.select(approx_percentile_cont_with_weight("x", "w", 0.5).alias("m")).first()
-    Row(m=2.0)
+    Row(m=2.9)
     """
     size = [F.lit(int(max_size))] if max_size is not None else []
     return _call("approx_percentile_cont_with_weight", col, weight, F.lit(float(p)), *size)
 
 
 def approx_median(col) -> Column:
-    """The approximate median by the t-digest, in the column's type.
+    """The approximate median by the t-digest: a float for a float column, else a double.
 
     >>> df = spark.createDataFrame([(1,), (2,), (3,), (4,)], "x int")
     >>> df.select(approx_median("x").alias("m")).first()
-    Row(m=2)
+    Row(m=2.5)
     """
     return _call("approx_median", col)

@@ -2,11 +2,11 @@
 string_agg.py, median.py): array_agg, string_agg and median, unordered and non-DISTINCT.
 
 Evidence, as in the other reference tests: hand-worked values; type rules and DataFusion's state
-fields; agreement with DataFusion 50 (the ``datafusion`` package) grouped and global through the
+fields; agreement with DataFusion 55 (the ``datafusion`` package) grouped and global through the
 multi-phase drivers at 1, 3 and 17 partitions; and properties (partitioning, retract versus
 recompute). array_agg's element order and string_agg's piece order are not defined across
 partitions, so those results are compared as multisets (of elements, of pieces between delimiters).
-Where the model departs from DataFusion 50 on purpose, a test names it and checks both sides.
+Where the model departs from DataFusion 55 on purpose, a test names it and checks both sides.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ NEG_NAN = struct.unpack("<d", struct.pack("<Q", 0xFFF8000000000000))[0]  # a NaN
 # --- helpers ---------------------------------------------------------------------------------
 
 def df_run(table: pa.Table, sql: str) -> list[dict]:
-    """Rows of ``sql`` over ``table`` registered as ``t`` in DataFusion 50."""
+    """Rows of ``sql`` over ``table`` registered as ``t`` in DataFusion 55."""
     ctx = datafusion.SessionContext()
     batches = table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
     ctx.register_record_batches("t", [batches])
@@ -142,9 +142,10 @@ def test_array_agg_types(t):
                                pa.decimal128(10, 2), pa.decimal128(38, 10)])
 def test_median_types(t):
     f = reference.get("median")
-    assert f.return_type([t]) == t  # the input type, integers included (not double)
-    assert f.state_fields([t]) == [("median", pa.list_(t))]
-    assert df_type(pa.table({"x": pa.array([], t)}), "median(x)") == t
+    want = F64 if pa.types.is_integer(t) else t  # integers are read as doubles (DataFusion 51 on)
+    assert f.return_type([t]) == want
+    assert f.state_fields([t]) == [("median", pa.list_(want))]
+    assert df_type(pa.table({"x": pa.array([], t)}), "median(x)") == want
 
 
 @pytest.mark.parametrize("types", [[pa.string()], [pa.string(), pa.string()], [pa.large_string(), pa.null()],
@@ -239,20 +240,22 @@ def test_string_agg_state_and_merge():
 
 
 @pytest.mark.parametrize("t,values,expected", [
-    (pa.int64(), [1, 2], 1),
-    (pa.int64(), [-1, -2], -1),  # (-3) / 2 truncates toward zero
-    (pa.int64(), [-5, -6], -5),
-    (pa.int64(), [-3, 4], 0),
-    (pa.int64(), [3, -4], 0),
-    (pa.int64(), [1, 2, 3, 4], 2),
-    (pa.int64(), [-1, -2, -3, -4], -2),
-    (pa.int64(), [4, None, 1, 3], 3),
-    (pa.int64(), [5], 5),
+    # integers are read as doubles (DataFusion 55): the two middle values averaged, not truncated
+    (pa.int64(), [1, 2], 1.5),
+    (pa.int64(), [-1, -2], -1.5),
+    (pa.int64(), [-5, -6], -5.5),
+    (pa.int64(), [-3, 4], 0.5),
+    (pa.int64(), [3, -4], -0.5),
+    (pa.int64(), [1, 2, 3, 4], 2.5),
+    (pa.int64(), [-1, -2, -3, -4], -2.5),
+    (pa.int64(), [4, None, 1, 3], 3.0),
+    (pa.int64(), [5], 5.0),
     (pa.int64(), [], None),
     (pa.int64(), [None, None], None),
-    (pa.int8(), [1, 2], 1),
-    (pa.uint8(), [3, 4], 3),
-    (pa.int64(), [2**63 - 1, 2**63 - 2], 2**63 - 2),  # exact; DataFusion wraps (see below)
+    (pa.int8(), [1, 2], 1.5),
+    (pa.uint8(), [3, 4], 3.5),
+    (pa.int8(), [127, 126], 126.5),  # no overflow: the sum is a double's
+    (pa.int64(), [2**63 - 1, 2**63 - 2], 2.0**63),  # both round to the double 2^63
     (pa.decimal128(10, 2), [D("0.01"), D("0.02")], D("0.01")),
     (pa.decimal128(10, 2), [D("-0.01"), D("-0.02")], D("-0.01")),
     (pa.decimal128(10, 2), [D("1.00"), D("2.01")], D("1.50")),
@@ -282,25 +285,16 @@ def test_median_values(t, values, expected):
 def test_median_state_and_merge():
     a, b, final = (reference.get("median")([pa.int64()]) for _ in range(3))
     a.update_batch([pa.array([3, None, 1], pa.int64())])
-    assert a.state() == [[3, 1]] and b.state() == [[]]
-    final.merge_batch([pa.array([a.state()[0], b.state()[0], None, [10, 2]], pa.list_(pa.int64()))])
-    assert final.evaluate() == 2  # {1, 2, 3, 10}: (2 + 3) / 2 truncated
+    assert a.state() == [[3.0, 1.0]] and b.state() == [[]]
+    final.merge_batch([pa.array([a.state()[0], b.state()[0], None, [10.0, 2.0]], pa.list_(F64))])
+    assert final.evaluate() == 2.5  # {1, 2, 3, 10}: (2 + 3) / 2
     final.retract_batch([pa.array([10, None], pa.int64())])
-    assert final.evaluate() == 2
+    assert final.evaluate() == 2.0
     with pytest.raises(ValueError):
         final.retract_batch([pa.array([99], pa.int64())])
 
 
-# --- deviations from DataFusion 50, named ----------------------------------------------------
-
-def test_median_integer_overflow_is_exact_where_datafusion_wraps():
-    for t, values, model in [(pa.int8(), [127, 126], 126), (pa.int64(), [2**63 - 1, 2**63 - 2], 2**63 - 2),
-                             (pa.int64(), [-(2**63), -(2**63) + 1], -(2**63) + 1)]:
-        assert evaluate("median", [t], [values]) == model
-        [row] = df_run(pa.table({"x": pa.array(values, t)}), "SELECT median(x) AS m FROM t")
-        assert row["m"] != model  # DataFusion 50 adds with wrap-around: -1, -1, 0
-    assert df_run(pa.table({"x": pa.array([127, 126], pa.int8())}), "SELECT median(x) AS m FROM t") == [{"m": -1}]
-
+# --- deviations from DataFusion 55, named ----------------------------------------------------
 
 def test_median_negative_nan_is_greatest_where_datafusion_orders_it_least():
     values = [NEG_NAN, 1.0, 2.0]
@@ -308,21 +302,25 @@ def test_median_negative_nan_is_greatest_where_datafusion_orders_it_least():
     assert df_run(pa.table({"x": pa.array(values)}), "SELECT median(x) AS m FROM t") == [{"m": 1.0}]  # [-NaN, 1, 2]
 
 
-def test_string_agg_state_of_datafusion_50_is_array_aggs():
-    """The model's state is DataFusion 51's (string_agg: LargeUtf8); DataFusion 50 still plans
-    array_agg's (List<T> named array_agg). The plan's schema shows it."""
+def test_state_fields_are_datafusion_55s():
+    """The plan's schema shows DataFusion 55's states, which the model's are: string_agg a LargeUtf8
+    (DataFusion 50 still planned array_agg's list), median a list of doubles for an integer column."""
     ctx = datafusion.SessionContext(datafusion.SessionConfig().with_target_partitions(2))
     batch = pa.RecordBatch.from_pydict({"k": [1], "s": ["a"]})
     ctx.register_record_batches("t", [[batch], [batch]])  # two partitions: a Partial and a Final phase
     ctx.sql("SET datafusion.explain.show_schema = true")
     plan = "\n".join(r["plan"] for r in ctx.sql(
         "EXPLAIN SELECT k, string_agg(s, ','), array_agg(s), median(k) FROM t GROUP BY k").to_arrow_table().to_pylist())
-    assert 'string_agg(t.s,Utf8(","))[array_agg]:List(Field { name: "item", data_type: Utf8, nullable: true' in plan
-    assert 'array_agg(t.s)[array_agg]:List(Field { name: "item", data_type: Utf8, nullable: true' in plan
-    assert 'median(t.k)[median]:List(Field { name: "item", data_type: Int64, nullable: true' in plan
+    assert 'string_agg(t.s,Utf8(","))[string_agg]:LargeUtf8' in plan
+    assert 'array_agg(t.s)[array_agg]:List(Utf8)' in plan
+    assert 'median(t.k)[median]:List(Float64)' in plan
+    for name, t, state in (("string_agg", pa.string(), pa.large_string()),
+                           ("array_agg", pa.string(), pa.list_(pa.string())), ("median", pa.int64(), pa.list_(F64))):
+        f = STRING_AGG if name == "string_agg" else reference.get(name)
+        assert f.state_fields([t]) == [(name, state)]
 
 
-# --- agreement with DataFusion 50 -------------------------------------------------------------
+# --- agreement with DataFusion 55 -------------------------------------------------------------
 
 def _cases() -> list[tuple[str, str]]:
     cases = [("median", n) for n in NUMERIC]

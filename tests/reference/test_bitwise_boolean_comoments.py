@@ -2,11 +2,11 @@
 bitwise.py, boolean.py, and variance.py, covariance.py, correlation.py, regr.py on comoments.py):
 bit_and/or/xor, bool_and/or, var_samp/var_pop/stddev/stddev_pop, covar_samp/covar_pop, corr and regr_*.
 
-Evidence, as in test_count_sum_average_min_max.py: hand-worked values; agreement with DataFusion 50 (the ``datafusion``
+Evidence, as in test_count_sum_average_min_max.py: hand-worked values; agreement with DataFusion 55 (the ``datafusion``
 package) grouped and global through the multi-phase driver at 1, 3 and 17 partitions, and for sliding
 window frames where DataFusion has them; numerical stability on data with a large common offset
 against an exact two-pass computation; and properties (partitioning, and retract versus recompute).
-Where DataFusion 50 disagrees with itself (its grouped and ungrouped paths differ, or a result depends
+Where DataFusion 55 disagrees with itself (its grouped and ungrouped paths differ, or a result depends
 on arrival order) the model follows one rule, the tests name the divergence and check both sides.
 """
 from __future__ import annotations
@@ -131,31 +131,31 @@ TWO: dict[str, tuple[pa.DataType, list, pa.DataType, list]] = {
     "empty": (F64, [], F64, []),
 }
 
-# DataFusion 50's ungrouped path disagrees with its grouped path here; the model follows the grouped
-# path (which DataFusion 51 follows for corr), so the global value is checked against a GROUP BY of a
-# constant.
+# DataFusion 55's ungrouped path disagrees with its grouped path here; the model follows the grouped
+# path, so the global value is checked against a GROUP BY of a constant.
 GLOBAL_DIVERGES = {
     # var_pop / stddev_pop of a single NaN or infinity: ungrouped 0.0, grouped NaN.
     ("var_pop", "one_nan"), ("stddev_pop", "one_nan"), ("var_pop", "one_inf"), ("stddev_pop", "one_inf"),
-    # corr: ungrouped 0.0 for one row and for a zero variance, grouped NULL (DataFusion 51: NULL in both).
-    ("corr", "one_pair"), ("corr", "one_pair_nan"), ("corr", "const_x"), ("corr", "const_y"), ("corr", "const_both"),
 }
 
 
-def corr_zero_variance_first(dataset: str, grouped: bool, expected: dict) -> dict:
-    """corr of a constant column beside a NaN or infinity in the other is NULL in DataFusion 51's
-    ungrouped path, which the model follows (the zero variance decides before NaN propagates, as in
-    regr_slope / regr_r2); DataFusion 50 says 0.0 ungrouped, and both grouped paths say NaN."""
+def corr_nan_propagates(dataset: str, grouped: bool, expected: dict, covariance: dict) -> dict:
+    """DataFusion 55's corr is NULL where one column's mean is NaN (a NaN, or an infinity met by its
+    Welford mean, in that column alone), on a path-dependent rule: its grouped path, on sums, says NaN
+    for the infinity. NaN in, NaN out, as covar_pop and Spark's corr give it: the model says NaN where
+    covar_pop is NaN, unless a column's finite values do not vary (NULL, checked before NaN, as in
+    regr_slope; DataFusion's grouped path says NaN there)."""
     _, ys, _, xs = TWO[dataset]
     keys = keys_for(len(ys)) if grouped else [None] * len(ys)
     out = dict(expected)
     for k in expected:
         pairs = [(y, x) for y, x, key in zip(ys, xs, keys) if key == k and y is not None and x is not None]
         columns = [[float(v) for v in column] for column in zip(*pairs)]
-        constant = len(pairs) >= 2 and any(all(map(math.isfinite, c)) and len(set(c)) == 1 for c in columns)
-        if constant and not all(math.isfinite(v) for c in columns for v in c):
-            assert expected[k] is not None  # DataFusion 50 still disagrees: 0.0 or NaN
-            out[k] = None
+        constant = any(all(map(math.isfinite, c)) and len(set(c)) == 1 for c in columns)
+        if len(pairs) >= 2 and constant:
+            out[k] = None  # DataFusion 55's grouped path says NaN when the other column holds an infinity
+        elif len(pairs) >= 2 and same(covariance[k], NAN):
+            out[k] = NAN
     return out
 
 
@@ -252,7 +252,7 @@ def test_two_argument_functions_match_datafusion(dataset: str, grouped: bool) ->
             assert not same(expected[None], oracle_grouped_path(dataset, function))
             expected[None] = oracle_grouped_path(dataset, function)
         if function == "corr":
-            expected = corr_zero_variance_first(dataset, grouped, expected)
+            expected = corr_nan_propagates(dataset, grouped, expected, values["covar_pop"])
         for partitions in PARTITIONS:
             for seed in range(2):
                 actual = model(function, dataset, grouped, partitions, seed)
@@ -431,7 +431,7 @@ def test_unsupported_arguments_are_rejected(function: str, arg_types: list, sql_
     with pytest.raises(TypeError):
         reference.get(function)(arg_types)
     if sql_type is not None:  # DataFusion rejects it at plan time too
-        with pytest.raises(Exception, match="(?i)coerc|expects"):
+        with pytest.raises(Exception, match="(?i)coerc|expects|requires"):
             df_run({"t": pa.record_batch({"v": pa.array([1])})}, f"SELECT {function}(CAST(NULL AS {sql_type})) FROM t")
 
 
@@ -517,7 +517,7 @@ def test_sliding_bit_xor_matches_datafusion_window() -> None:
 
 
 def test_sliding_bit_xor_over_a_null_frame_is_null() -> None:
-    """DataFusion 50's sliding bit_xor gives 0 for a frame of NULLs (it keeps no count); the frame has
+    """DataFusion 55's sliding bit_xor gives 0 for a frame of NULLs (it keeps no count); the frame has
     no value, so the model says NULL, as the ungrouped aggregate does."""
     x = pa.array([1, None, None, 4], pa.int64())
     batch = pa.record_batch({"i": pa.array(range(4), pa.int64()), "x": x})
@@ -544,26 +544,30 @@ def test_var_pop_of_one_nan_follows_the_grouped_path() -> None:
         assert same(evaluate("stddev_pop", [F64], [[value]]), NAN)
 
 
-def test_corr_follows_datafusion_51() -> None:
-    """DataFusion 50's ungrouped corr says 0.0 for one row and for a zero variance; its grouped path and
-    DataFusion 51 say NULL. With a NaN beside a constant column the grouped paths say NaN, 51's
-    ungrouped path NULL (the zero variance checked first, as regr_slope and regr_r2 do): the model
-    says NULL."""
-    cases = [([2.0], [3.0], None), ([1.0, 2.0, 4.0], [5.0] * 3, None), ([5.0] * 3, [1.0, 2.0, 4.0], None)]
+def test_corr_follows_datafusion_55() -> None:
+    """DataFusion 50's ungrouped corr said 0.0 for one row and for a zero variance; DataFusion 55 says
+    NULL on both paths, as the model does. With a NaN in one column DataFusion 55 says NULL (both
+    paths); with an infinity, NULL ungrouped and NaN grouped: the model says NaN (README, Deviations)."""
+    cases = [([2.0], [3.0], None), ([1.0, 2.0, 4.0], [5.0] * 3, None), ([5.0] * 3, [1.0, 2.0, 4.0], None),
+             ([1.0, NAN, 2.0], [5.0] * 3, None)]
     for y, x, expected in cases:
         global_, grouped = _df_global_and_grouped("corr(y, x)", {"y": pa.array(y), "x": pa.array(x)})
-        assert global_ == 0.0 and same(grouped, expected)
+        assert global_ is None and grouped is None
         assert same(evaluate("corr", [F64, F64], [y, x]), expected)
-    y, x = [1.0, NAN, 2.0], [5.0] * 3
+    y, x = [1.0, NAN, 3.0, 4.0], [1.0, 2.0, 3.0, 5.0]
+    assert _df_global_and_grouped("corr(y, x)", {"y": pa.array(y), "x": pa.array(x)}) == (None, None)
+    assert same(evaluate("corr", [F64, F64], [y, x]), NAN)
+    y, x = [1.0, 2.0, 3.0], [1.0, -INF, 3.0]
     global_, grouped = _df_global_and_grouped("corr(y, x)", {"y": pa.array(y), "x": pa.array(x)})
-    assert global_ == 0.0 and math.isnan(grouped)
+    assert global_ is None and same(grouped, NAN)
+    assert same(evaluate("corr", [F64, F64], [y, x]), NAN)
+    y, x = [1.0, NAN, 2.0], [5.0] * 3
     for regr in ("regr_slope", "regr_r2"):
         assert _df_global_and_grouped(f"{regr}(y, x)", {"y": pa.array(y), "x": pa.array(x)}) == (None, None)
-    assert evaluate("corr", [F64, F64], [y, x]) is None
 
 
 def test_covariance_with_an_infinity_is_nan() -> None:
-    """DataFusion 50's ungrouped covar gives inf when the infinity is the last row, NaN when it comes
+    """DataFusion 55's ungrouped covar gives inf when the infinity is the last row, NaN when it comes
     earlier and NaN on its grouped path (merging from an empty state); the model: NaN."""
     y, x = [1.0, 2.0, INF], [1.0, 2.0, 4.0]
     global_, grouped = _df_global_and_grouped("covar_samp(y, x)", {"y": pa.array(y), "x": pa.array(x)})
@@ -607,7 +611,7 @@ def test_sliding_matches_datafusion_window(function: str, preceding: int, follow
 
 
 def test_sliding_recovers_after_an_infinity_leaves() -> None:
-    """DataFusion 50's sliding variance stays NaN once an infinity has been in the frame (its Welford
+    """DataFusion 55's sliding variance stays NaN once an infinity has been in the frame (its Welford
     state cannot take it back out); the model counts NaN and infinities apart, so the frame (2, 3)
     gets its own variance, as its ungrouped aggregate does."""
     x = [1.0, INF, 2.0, 3.0, 5.0]

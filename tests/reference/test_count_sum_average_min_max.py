@@ -1,11 +1,11 @@
 """Tests of the reference model's count, sum, avg, min and max (python/sparkagg/reference: count.py,
 sum.py, average.py, min_max.py, on sums.py) and of its drivers (drivers.py).
 
-Three kinds of evidence: hand-worked values; agreement with DataFusion 50 (the ``datafusion`` Python
+Three kinds of evidence: hand-worked values; agreement with DataFusion 55 (the ``datafusion`` Python
 package, the project's oracle) through SQL over the same data, for the multi-phase driver at 1, 3 and
 17 partitions and for sliding window frames; and properties (the driver's partitioning and batching,
 and retract versus recompute, must not change results). Where the project deliberately differs from
-DataFusion 50 (ANSI overflow, NaN order in grouped min/max, sliding sum/avg after an infinity or over
+DataFusion 55 (ANSI overflow, NaN order in grouped min/max, sliding sum/avg after an infinity or over
 a NULL-only frame) the test says so and checks the intended value.
 """
 from __future__ import annotations
@@ -78,7 +78,7 @@ def _timestamps(*micros: int | None) -> list:
 
 
 # name -> (type, values). The float sets in GROUPED_MIN_MAX_DIVERGES have their grouped min/max
-# checked against ungrouped oracle queries, one per group: DataFusion 50's grouped path is arrival-order
+# checked against ungrouped oracle queries, one per group: DataFusion 55's grouped path is arrival-order
 # dependent with NaN and -0.0, and gives f64::MAX for the min of a group holding only +inf (f64::MIN
 # for the max of only -inf), where its ungrouped path gives the total-order answer sparkagg keeps.
 DATASETS: dict[str, tuple[pa.DataType, list]] = {
@@ -211,7 +211,7 @@ def test_global_aggregate_matches_datafusion(dataset: str, function: str, partit
 @pytest.mark.parametrize("dataset,function", CASES)
 def test_grouped_aggregate_matches_datafusion(dataset: str, function: str, partitions: int) -> None:
     if function in ("min", "max") and dataset in GROUPED_MIN_MAX_DIVERGES:
-        # DataFusion 50's grouped min/max is wrong on these (upstream bugs sparkagg does not copy);
+        # DataFusion 55's grouped min/max is wrong on these (upstream bugs sparkagg does not copy);
         # its ungrouped path is right, so ask that one per group.
         expected = oracle_per_key(function, dataset) if DATASETS[dataset][1] else {}
     else:
@@ -417,7 +417,7 @@ def test_min_max_orders() -> None:
 
 
 def test_grouped_min_max_nan_follows_the_total_order() -> None:
-    """DataFusion 50 GROUP BY gives max 1.0 for (NaN, 1.0) and min NaN for (1.0, NaN): order
+    """DataFusion 55 GROUP BY gives max 1.0 for (NaN, 1.0) and min NaN for (1.0, NaN): order
     dependent, the upstream bug sparkagg does not copy. The model: NaN is the greatest value."""
     x = pa.array([NAN, 1.0, 1.0, NAN])
     keys = pa.array([1, 1, 2, 2])
@@ -427,7 +427,7 @@ def test_grouped_min_max_nan_follows_the_total_order() -> None:
 
 
 def test_grouped_min_max_of_infinities() -> None:
-    """DataFusion 50 GROUP BY gives min = f64::MAX for a group holding only +inf (and max = f64::MIN
+    """DataFusion 55 GROUP BY gives min = f64::MAX for a group holding only +inf (and max = f64::MIN
     for only -inf): its grouped min starts from the largest finite double. The ungrouped query and the
     model give the infinity."""
     ctx = datafusion.SessionContext()
@@ -581,7 +581,7 @@ def test_sliding_hand_worked() -> None:
 
 
 def test_sliding_after_an_infinity_leaves() -> None:
-    """A frame's value is the aggregate of its rows. DataFusion 50's sliding sum/avg give NaN for the
+    """A frame's value is the aggregate of its rows. DataFusion 55's sliding sum/avg give NaN for the
     frame (1.0, 2.0) once the infinity before it has been retracted (inf - inf); its ungrouped sum of
     those two rows is 3.0, which the model gives."""
     x = pa.array([INF, 1.0, 2.0, NAN, 3.0])
@@ -596,7 +596,7 @@ def test_sliding_after_an_infinity_leaves() -> None:
 
 
 def test_sliding_over_null_frames_is_null() -> None:
-    """avg of a frame without values is NULL (DataFusion 50's sliding avg says NaN there)."""
+    """avg of a frame without values is NULL (DataFusion 55's sliding avg says NaN there)."""
     x = pa.array([1, None, None, 4])
     assert sliding("avg", [pa.int64()], [x], 1, 0) == [1.0, 1.0, None, 4.0]
     assert sliding("avg", [pa.int64()], [x], 0, 0) == [1.0, None, None, 4.0]

@@ -1,9 +1,10 @@
 """Reference accumulator of approx_distinct: a HyperLogLog sketch with p = 14.
 
 * ``approx_distinct(x)``: an estimate of the number of distinct non-NULL values of ``x``. Accepted: the
-  integers (int8..int64, uint8..uint64), date, time, timestamp, string (Utf8, LargeUtf8, Utf8View) and
-  binary (Binary, LargeBinary, FixedSizeBinary); floats, decimals, booleans and every other type are
-  rejected with a TypeError naming the function. Result int64 (DataFusion's UInt64, as Spark's bigint);
+  integers (int8..int64, uint8..uint64), date, time, timestamp, string (Utf8, LargeUtf8, Utf8View),
+  binary (Binary, LargeBinary, FixedSizeBinary), decimals and booleans (DataFusion 55; 50 refused
+  these two); floats and every other type are rejected with a TypeError naming the function. Result
+  int64 (DataFusion's UInt64, as Spark's bigint);
   0 for empty or all-NULL input, never NULL. NULLs are skipped.
 * State: [hll_registers], one Binary of 16384 bytes, register ``j`` in byte ``j``. Merge takes the
   register-wise maximum, which is associative, commutative and idempotent: the estimate depends only
@@ -28,16 +29,18 @@ The hash is this model's own, not DataFusion's (its ahash with fixed seeds): BLA
 digest, read little-endian, over the value's canonical bytes. Integers and the temporal types are hashed
 as the 8-byte little-endian two's complement of their integer (temporal types: their Arrow storage,
 days, or units since midnight or the epoch, so the time zone and unit of the type do not matter once the
-storage is fixed), strings as UTF-8 and binary as its bytes. So the model agrees with DataFusion within
+storage is fixed; booleans as 0 and 1), decimals as the 16-byte little-endian two's complement of their
+unscaled integer, strings as UTF-8 and binary as its bytes. So the model agrees with DataFusion within
 the sketch's error, not exactly (tests/test_oracle.py holds sparkagg within 2% of DataFusion's estimate).
 
-Deviation from DataFusion 50: it raises NotImplemented for date, time and timestamp arguments; sparkagg
-accepts them (README.md, "Deviations from DataFusion 50"), and so does the model.
+DataFusion 50 raised NotImplemented for date, time, timestamp, decimal and boolean arguments; DataFusion
+55 takes them all, as sparkagg and the model do.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from decimal import Decimal
 from hashlib import blake2b
 from typing import Any
 
@@ -71,8 +74,9 @@ def _is_textual(t: pa.DataType) -> bool:
 
 
 def _accepts(t: pa.DataType) -> bool:
-    """Integers, date, time, timestamp, string and binary; not floats, decimals or booleans."""
-    return pa.types.is_integer(t) or _temporal_storage(t) is not None or _is_textual(t)
+    """Integers, date, time, timestamp, string, binary, decimals and booleans; not floats."""
+    return (pa.types.is_integer(t) or _temporal_storage(t) is not None or _is_textual(t)
+            or pa.types.is_decimal(t) or pa.types.is_boolean(t))
 
 
 # --- hashing ------------------------------------------------------------------------------------
@@ -81,7 +85,11 @@ def _canonical_bytes(value: Any) -> bytes:
     """The bytes a (non-NULL) value is hashed over: an integer as 8-byte little-endian two's
     complement (unsigned 64-bit values above 2**63 - 1 as their unsigned bytes, the same 8 bytes),
     a string as UTF-8, binary as it is."""
-    if isinstance(value, int):
+    if isinstance(value, Decimal):
+        sign, digits, _ = value.as_tuple()  # exact at 38 digits, where Decimal arithmetic would round
+        unscaled = (-1 if sign else 1) * int("".join(map(str, digits)))
+        return (unscaled & (1 << 128) - 1).to_bytes(16, "little")
+    if isinstance(value, int):  # bool included: 0 or 1
         return (value & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")
     if isinstance(value, str):
         return value.encode("utf-8")

@@ -1,25 +1,24 @@
 """approx_percentile_cont, approx_median and approx_percentile_cont_with_weight (the JVM's
 functions/approx_percentile.scala) on the ``tdigest`` sketch.
 
-Semantics are DataFusion 50's, checked against the ``datafusion`` package: on one accumulator fed the
+Semantics are DataFusion 55's, checked against the ``datafusion`` package: on one accumulator fed the
 same batches, the model's result equals DataFusion's bit for bit.
 
 * ``approx_percentile_cont(x, p[, max_size])`` (SQL also: ``approx_percentile_cont(p[, max_size])
   WITHIN GROUP (ORDER BY x [DESC])``, DESC meaning the (1 - p)-th percentile): an estimate of the p-th
   percentile of the non-NULL values of x from a t-digest of at most about ``max_size`` centroids
   (default 100). x: any integer or float type, or a decimal, which DataFusion coerces to double.
-  Result: the input type (a decimal's is double); integers truncate toward zero from the double
-  estimate and saturate at the type's bounds, NaN becomes 0 (Rust's ``as``); float32 rounds. NULL when
-  no non-NULL value was seen (empty or all-NULL input).
+  Result: float32 for float32 x (the estimate rounded), float64 otherwise (DataFusion 55 returns an
+  integer column's estimate unrounded, #21074). NULL when no non-NULL value was seen (empty or all-NULL
+  input).
 * ``approx_median(x)``: ``approx_percentile_cont(x, 0.5)`` with the default max_size.
 * ``approx_percentile_cont_with_weight(x, weight, p[, max_size])`` (also WITHIN GROUP (ORDER BY x
-  [DESC])): every row with non-NULL x and weight becomes a one-centroid digest (mean x, weight
-  ``weight``, count 1) and those are merged into the accumulator's digest. DataFusion checks no
-  weight: zero and negative weights go into the centroids as they are and the estimate is whatever
-  the arithmetic gives. The digest's ``count`` counts rows, not weight, and the estimate looks for rank
-  ``p * count`` among cumulative centroid weights, so the result is a weighted percentile only when
-  the weights average about 1; with larger weights it sits low (weights of 10 put the median near the
-  5th percentile). That is DataFusion's behaviour, modelled as it is.
+  [DESC])): its result type is approx_percentile_cont's for x. Every row with non-NULL x and weight
+  becomes a one-centroid digest (mean x, weight and count ``weight``) and those are merged into the
+  accumulator's digest; a digest whose count is not above zero (NaN included) adds nothing, so such
+  rows are skipped. The digest's ``count`` is therefore the total weight and the estimate is a
+  weighted percentile (DataFusion 55; DataFusion 50 counted rows, which put the estimate low when
+  weights were large).
 
 Literals are bound to the function, as percentile_cont's are:
 ``get("approx_percentile_cont").bind(p=0.5, max_size=100, descending=False)``,
@@ -27,16 +26,6 @@ Literals are bound to the function, as percentile_cont's are:
 columns are (x,) or SQL's (x, p[, max_size]) for approx_percentile_cont, (x, weight) or (x, weight,
 p[, max_size]) for the weighted one: the literal columns are constant and are not read. p must be in
 [0, 1], max_size a positive integer.
-
-Deviations from DataFusion 50 (each shown by a test):
-
-* approx_percentile_cont_with_weight skips rows whose x or weight is NULL, as every other function here
-  skips NULLs (and later DataFusion versions do). DataFusion 50 reads their value buffers instead: a
-  NULL is taken as the 0 the buffer usually holds, so a NULL x with weight 5 adds weight 5 at 0.
-* approx_percentile_cont_with_weight's result type is x's type. DataFusion coerces x and weight to
-  one common type first, so int64 values with double weights give a double result (not truncated),
-  and mixed integer widths or signedness can even give float32 (int64 with uint64 weights), with x
-  rounded to float32 before the digest sees it.
 
 No retract, as in DataFusion.
 """
@@ -66,7 +55,7 @@ def _is_value_type(t: pa.DataType) -> bool:
 
 
 def _result_type(t: pa.DataType) -> pa.DataType:
-    return pa.float64() if pa.types.is_decimal(t) else t
+    return pa.float32() if pa.types.is_float32(t) else pa.float64()
 
 
 def _check_literal_column(name: str, what: str, t: pa.DataType, accepts: Callable[[pa.DataType], bool]) -> None:
@@ -108,20 +97,7 @@ def _to_double(t: pa.DataType) -> Callable[[Any], float]:
 
 
 def _from_double(t: pa.DataType) -> Callable[[float], Any]:
-    """The estimate as a value of the result type: Rust's saturating ``as`` for integers (toward
-    zero, NaN to 0), float32 rounded, doubles unchanged."""
-    if pa.types.is_integer(t):
-        bits = t.bit_width
-        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if pa.types.is_signed_integer(t) else (0, (1 << bits) - 1)
-
-        def to_int(q: float) -> int:
-            if math.isnan(q):
-                return 0
-            if math.isinf(q):
-                return hi if q > 0 else lo
-            return max(lo, min(hi, int(q)))
-
-        return to_int
+    """The estimate as a value of the result type: float32 rounded, doubles unchanged."""
     if pa.types.is_float32(t):
         def to_float32(q: float) -> float:
             try:
@@ -149,7 +125,7 @@ def _max_size(name: str, max_size: Any) -> int:
 
 
 def _state_fields() -> StateFields:
-    return [("max_size", pa.int64()), ("sum", pa.float64()), ("count", pa.int64()), ("max", pa.float64()),
+    return [("max_size", pa.int64()), ("sum", pa.float64()), ("count", pa.float64()), ("max", pa.float64()),
             ("min", pa.float64()), ("centroids", pa.list_(pa.float64()))]
 
 
@@ -158,7 +134,7 @@ def _state_fields() -> StateFields:
 class ApproxPercentileContAccumulator(Accumulator):
     """approx_percentile_cont(x, p[, max_size]): the t-digest estimate of the p-th percentile of x.
 
-    Result: x's type (decimals: double). State: the six t-digest fields."""
+    Result: float32 for float32 x, else float64. State: the six t-digest fields."""
 
     NAME = "approx_percentile_cont"
     WEIGHTED = False
@@ -221,8 +197,9 @@ class ApproxMedianAccumulator(ApproxPercentileContAccumulator):
 
 
 class ApproxPercentileContWithWeightAccumulator(ApproxPercentileContAccumulator):
-    """approx_percentile_cont_with_weight(x, weight, p[, max_size]): rows with a NULL x or weight are
-    skipped; every other row is merged in as a one-centroid digest (mean x, weight ``weight``)."""
+    """approx_percentile_cont_with_weight(x, weight, p[, max_size]): rows with a NULL x or weight, or a
+    weight not above zero (NaN included), are skipped; every other row is merged in as a one-centroid
+    digest (mean x, weight ``weight``)."""
 
     NAME = "approx_percentile_cont_with_weight"
     WEIGHTED = True
@@ -231,7 +208,7 @@ class ApproxPercentileContWithWeightAccumulator(ApproxPercentileContAccumulator)
         columns = columns_to_pylists(values, self._arity)
         max_size = self._digest.max_size
         rows = [TDigest.of_centroid(max_size, self._to_double(x), self._weight_to_double(w))
-                for x, w in zip(columns[0], columns[1]) if x is not None and w is not None]
+                for x, w in zip(columns[0], columns[1]) if x is not None and w is not None and w > 0]
         self._digest = TDigest.merge_digests([*rows, self._digest])
 
 

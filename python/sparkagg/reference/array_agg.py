@@ -1,6 +1,6 @@
 """array_agg (the JVM's functions/array_agg.scala): non-DISTINCT forms only (no DISTINCT in these
 accumulators), with or without an ORDER BY within the aggregate (keys as ``ordering`` describes).
-Semantics are DataFusion 50's, checked against the ``datafusion`` package:
+Semantics are DataFusion 55's, checked against the ``datafusion`` package:
 
 * ``array_agg(x)``: any type; the list of every input value, NULLs kept (list<T>, elements nullable);
   NULL for no rows at all (not []), so all-NULL input gives [NULL, ...]. The order of the elements is

@@ -1,6 +1,6 @@
 """avg(x), alias mean (the JVM's functions/average.scala), on the running sums of ``sums``.
 
-Deviation from DataFusion 50: a bounded window frame gets the mean of its rows as if recomputed, where
+Deviation from DataFusion 55: a bounded window frame gets the mean of its rows as if recomputed, where
 DataFusion's sliding avg turns NaN once an infinity has left the frame and gives NaN for a frame of
 NULLs."""
 from __future__ import annotations

@@ -5,7 +5,7 @@ bit_* take one integer argument (int8/16/32/64 or unsigned) and return, and keep
 type: Python's integers behave as infinite two's complement, so AND, OR and XOR of values that fit a
 signed (or unsigned) type always fit it again, negatives included. They skip NULLs and are NULL when no
 value is left. Only bit_xor can retract (XOR undoes itself); it counts its values so that a window
-frame left without any is NULL again (DataFusion 50's sliding bit_xor says 0 there).
+frame left without any is NULL again (DataFusion 55's sliding bit_xor says 0 there).
 """
 from __future__ import annotations
 

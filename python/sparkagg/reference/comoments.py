@@ -13,8 +13,8 @@ doubles, so the arithmetic is plain float arithmetic, in DataFusion's order of o
 needs no small common offset: on 1e9 + noise of about 1 the results keep some 1e-7 relative, bounded
 by the state's mean being a double (noise of 1e-3 on 1e9 keeps about 1e-5, DataFusion alike).
 
-Semantics are DataFusion 50's (checked against the ``datafusion`` package) with these choices where
-DataFusion 50 disagrees with itself or depends on arrival order:
+Semantics are DataFusion 55's (checked against the ``datafusion`` package) with these choices where
+DataFusion 55 disagrees with itself or depends on arrival order:
 
 * NaN and infinite inputs are counted per column apart from the finite ones, which alone enter the
   Welford moments. A column holding any makes its ``m2`` and the co-moment ``c`` NaN (as DataFusion
@@ -23,12 +23,12 @@ DataFusion 50 disagrees with itself or depends on arrival order:
   DataFusion's Welford mean depends on where the infinity arrives (regr_avgy of (inf, 1) is NaN, of
   (1, inf) inf). Counting them apart also lets a sliding frame recover once they have left it, as
   the sliding sum does (DataFusion's sliding variance stays NaN).
-* var_pop / stddev_pop of one NaN or infinite value is NaN (DataFusion 50's grouped path; its
+* var_pop / stddev_pop of one NaN or infinite value is NaN (DataFusion 55's grouped path; its
   ungrouped path says 0.0).
-* corr follows DataFusion 51's accumulator: NULL for fewer than two rows (50's ungrouped path gives
-  0.0 for one) and NULL for a zero variance (50's ungrouped path gives 0.0), checked before NaN
-  propagates: a constant column beside a NaN is NULL, as regr_slope and regr_r2 have it (the grouped
-  paths of 50 and 51 say NaN).
+* corr: NULL for fewer than two rows and NULL for a zero variance, as DataFusion 55 (50's ungrouped
+  path gave 0.0 for both), checked before NaN propagates: a constant column beside a NaN is NULL, as
+  regr_slope and regr_r2 have it. Otherwise a NaN or infinity in one column gives NaN, as covar_pop
+  does; DataFusion 55 gives NULL there (its grouped path NaN for an infinity).
 * Window frames: retract is implemented for every function here (DataFusion has none for covar and
   corr). The sliding accumulators, whose frames retract rows in arrival order, also notice a frame
   whose values in a column are all equal and give it exactly the moments a recomputation gives

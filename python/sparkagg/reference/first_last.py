@@ -1,13 +1,13 @@
 """first_value and last_value (the JVM's functions/first_last.scala); the ORDER BY keys and how they sort
-are ``ordering``'s. Semantics are DataFusion 50's, checked against the ``datafusion`` package.
+are ``ordering``'s. Semantics are DataFusion 55's, checked against the ``datafusion`` package.
 
 * ``first_value(x [ORDER BY ...]) [IGNORE NULLS]`` / ``last_value(...)``: x of the first / last row
   in that order; NULL for no rows. IGNORE NULLS (``ignore_nulls=True``) skips rows whose x is NULL (a
   NULL order key does not make a row skipped). Result: x's type. State: [first_value (or last_value):
   x's type, then one field per order key (``order_key_0``, ``order_key_1``, ...: the key's type,
-  holding the chosen row's keys), is_set: boolean], DataFusion's layout (it names the key fields
-  after their expressions, ``y@2``, which a model of anonymous columns cannot). An unset state has
-  NULL value and keys and is_set false; merge ignores such states. No retract.
+  holding the chosen row's keys), first_value_is_set (or last_value_is_set): boolean], DataFusion
+  55's layout (it names the key fields after their expressions, ``y@2``, which a model of anonymous
+  columns cannot). An unset state has NULL value and keys and the flag false; merge ignores such states. No retract.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from .ordering import Ordering, entry_bytes, split_rows
 
 class FirstLastValueAccumulator(Accumulator):
     """first_value / last_value (``kind``): x of the first / last row by the bound ordering (arrival
-    order without one), optionally ignoring rows whose x is NULL. State: [value, keys..., is_set]."""
+    order without one), optionally ignoring rows whose x is NULL. State: [value, keys..., <kind>_is_set]."""
 
     def __init__(self, arg_types: DataTypes, ansi: bool = True, *, kind: str, ordering: Any = (),
                  ignore_nulls: bool = False) -> None:
@@ -46,7 +46,7 @@ class FirstLastValueAccumulator(Accumulator):
     @staticmethod
     def state_fields(arg_types: DataTypes, *, kind: str, ordering: Any = (), **literals: Any) -> StateFields:
         order = Ordering(kind, ordering, arg_types, own=(1,))
-        return [(kind, arg_types[0]), *zip(order.field_names, order.key_types), ("is_set", pa.bool_())]
+        return [(kind, arg_types[0]), *zip(order.field_names, order.key_types), (f"{kind}_is_set", pa.bool_())]
 
     def _offer(self, value: Any, keys: tuple) -> None:
         """Take the row if it comes first (first_value: strictly before the held one) or last

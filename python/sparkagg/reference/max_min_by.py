@@ -1,7 +1,7 @@
 """max_by(x, y) and min_by(x, y) (the JVM's functions/max_min_by.scala): x of the row with the largest
 (smallest) y, as DataFusion-extra gives them. Rows whose y is NULL are skipped; NULL when none is left.
 Equal ys: the first row to arrive wins. y orders as min/max do (floats: NaN greatest, -0.0 below 0.0).
-State: [value, y (named with its direction, as the JVM's ordering keys), is_set]."""
+State: [value, y (named with its direction, as the JVM's ordering keys), max_by_is_set (min_by_is_set)]."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -44,7 +44,7 @@ class ExtremeByAccumulator(Accumulator):
     def state_fields(arg_types: DataTypes, *, kind: str) -> StateFields:
         x, y = _types(kind, arg_types)
         direction = "desc" if kind == "max_by" else "asc"
-        return [(kind, x), (f"k0_{direction}_nulls_last", y), ("is_set", pa.bool_())]
+        return [(kind, x), (f"k0_{direction}_nulls_last", y), (f"{kind}_is_set", pa.bool_())]
 
     def _offer(self, value: Any, key: Any) -> None:
         if key is None:

@@ -1,20 +1,20 @@
-"""median (the JVM's functions/median.scala). Semantics are DataFusion 50's, checked against the
+"""median (the JVM's functions/median.scala). Semantics are DataFusion 55's, checked against the
 ``datafusion`` package:
 
-* ``median(x)``: integers, floats, decimals; result of the input type; NULLs skipped; NULL when no
-  value is left. An odd count takes the middle value; an even one averages the two middle values in
-  the input type: integers and decimals (on their unscaled integers) truncate toward zero
-  (median{1, 2} = 1, median{-1, -2} = -1, median{0.01, 0.02} = 0.01 at scale 2), floats compute
-  (lo + hi) / 2 in their own width (float32 rounds to float32; two huge doubles overflow to inf, as in
-  DataFusion). Floats are ordered as min/max order them: every NaN above everything, -0.0 below 0.0.
-  State: [median], a List<T> of the non-NULL values ([] when empty). Retract removes one equal value
-  (DataFusion has median retract from 52 on).
+* ``median(x)``: integers, floats, decimals; NULLs skipped; NULL when no value is left. Integers are
+  read as float64 and give float64 (DataFusion coerces them from 51 on: median{1, 2} = 1.5); floats
+  and decimals keep their type. An odd count takes the middle value; an even one averages the two
+  middle values in the type: decimals (on their unscaled integers) truncate toward zero
+  (median{0.01, 0.02} = 0.01 at scale 2), floats compute (lo + hi) / 2 in their own width (float32
+  rounds to float32; two huge doubles overflow to inf, as in DataFusion). Floats are ordered as
+  min/max order them: every NaN above everything, -0.0 below 0.0. State: [median], a List<T> of the
+  non-NULL values ([] when empty). Retract removes one equal value (DataFusion has median retract
+  from 52 on).
 
-Deviations from DataFusion 50, where it computes something no engine should copy:
+Deviations from DataFusion 55, where it computes something no engine should copy:
 
-* median of two integers (or decimal(38, s) values) whose sum overflows the type: DataFusion adds
-  with wrap-around (median{127, 126} of int8 is -1, of int64 {2**63-1, 2**63-2} is -1); the exact
-  average always fits the type, so the model gives it (126).
+* median of two decimal(38, s) values whose sum overflows the type: DataFusion adds with
+  wrap-around; the exact average always fits the type, so the model gives it.
 * a NaN with the sign bit set: DataFusion's median orders floats by IEEE totalOrder, which puts it
   below -inf; the model, as its min/max do, puts every NaN above every number.
 """
@@ -55,41 +55,36 @@ def _midpoint(t: pa.DataType) -> Callable[[Any, Any], Any]:
         return decimal_mid
     if pa.types.is_float32(t):
         return lambda lo, hi: _to_float32(_to_float32(lo + hi) / 2)
-    if _is_float(t):
-        return lambda lo, hi: (lo + hi) / 2
-
-    def integer_mid(lo: int, hi: int) -> int:
-        total = lo + hi
-        half = abs(total) // 2  # truncation toward zero, as Rust's integer division
-        return -half if total < 0 else half
-
-    return integer_mid
+    return lambda lo, hi: (lo + hi) / 2
 
 
 class MedianAccumulator(Accumulator):
-    """median(x): the middle non-NULL value (the in-type average of the two middle ones for an even
-    count), NULL when there is none. Result: the input type. State: [median], List<T> of the values."""
+    """median(x): the middle non-NULL value (the average of the two middle ones for an even count), NULL
+    when there is none. Result: float64 for integers, else the input type. State: [median], List of the
+    values in the result type."""
 
     def __init__(self, arg_types: DataTypes, ansi: bool = True) -> None:
-        t = _one_argument("median", arg_types, _is_numeric)
+        t = MedianAccumulator.return_type(arg_types)
+        self._read: Callable[[Any], Any] = float if _is_float(t) else (lambda v: v)
         self._key: Callable[[Any], Any] = _float_order_key if _is_float(t) else (lambda v: v)
         self._mid = _midpoint(t)
         self._values: list[Any] = []
 
     @staticmethod
     def return_type(arg_types: DataTypes) -> pa.DataType:
-        return _one_argument("median", arg_types, _is_numeric)
+        t = _one_argument("median", arg_types, _is_numeric)
+        return pa.float64() if pa.types.is_integer(t) else t
 
     @staticmethod
     def state_fields(arg_types: DataTypes) -> StateFields:
         return [("median", pa.list_(MedianAccumulator.return_type(arg_types)))]
 
     def update_batch(self, values: Sequence[pa.Array]) -> None:
-        self._values.extend(non_null(values))
+        self._values.extend(map(self._read, non_null(values)))
 
     def retract_batch(self, values: Sequence[pa.Array]) -> None:
         for v in non_null(values):
-            key = self._key(v)
+            key = self._key(self._read(v))
             for i, held in enumerate(self._values):
                 if self._key(held) == key:
                     del self._values[i]

@@ -1,8 +1,8 @@
 """min(x) and max(x) (the JVM's functions/min_max.scala): the single-group accumulator, its sliding
 variant for bounded window frames, and the native GroupsAccumulator.
 
-Deviation from DataFusion 50: floats are ordered by one total order (``ordering._float_order_key``:
-NaN above everything, -0.0 below 0.0) in every path, where DataFusion 50's grouped path depends on
+Deviation from DataFusion 55: floats are ordered by one total order (``ordering._float_order_key``:
+NaN above everything, -0.0 below 0.0) in every path, where DataFusion 55's grouped path depends on
 arrival order."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """nth_value (the JVM's functions/nth_value.scala); the ORDER BY keys and how they sort are
-``ordering``'s. Semantics are DataFusion 50's, checked against the ``datafusion`` package.
+``ordering``'s. Semantics are DataFusion 55's, checked against the ``datafusion`` package.
 
 * ``nth_value(x, n [ORDER BY ...])``: x of the n-th row in that order (1-based); a negative n counts
   from the end (-1 is the last row); NULL when the group has fewer than |n| rows. A NULL x at that
@@ -10,9 +10,8 @@
   List<Struct<order_key_0, ...>>, their keys]. Only the first n rows (n > 0) or the last |n| (n < 0)
   can ever be the answer, so the state keeps no more, as DataFusion's does. No retract.
 
-Deviation from DataFusion 50: nth_value refuses ``ignore_nulls=True``; DataFusion 50 accepts
-``nth_value(...) IGNORE NULLS`` and silently ignores it (NULL rows are still counted), which the model
-does not copy.
+nth_value refuses ``ignore_nulls=True``, as DataFusion 55 refuses ``nth_value(...) IGNORE NULLS``
+(DataFusion 50 accepted it and silently ignored it).
 """
 from __future__ import annotations
 
@@ -44,7 +43,7 @@ class NthValueAccumulator(Accumulator):
         if n == 0:
             raise ValueError("nth_value: indices are 1-based, 0 is invalid (as in DataFusion)")
         if ignore_nulls:
-            raise ValueError("nth_value does not take IGNORE NULLS (DataFusion 50 accepts it and ignores it)")
+            raise ValueError("nth_value does not take IGNORE NULLS (as in DataFusion)")
         self._n = n
         self._arity = len(arg_types)
         self._entries: list[tuple[tuple, Any]] = []  # (keys, value), sorted; at most |n| of them

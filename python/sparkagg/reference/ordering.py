@@ -22,7 +22,7 @@ accumulator's own list first, then each state's list in row order; a state's lis
 sorted by the ordering, and one whose keys are out of order raises ValueError. Updates sort each batch
 stably and merge it in the same way (array_agg defers that until its list is read).
 
-Deviation from DataFusion 50: a float order key that is a NaN with the sign bit set sorts above +inf
+Deviation from DataFusion 55: a float order key that is a NaN with the sign bit set sorts above +inf
 with every other NaN (Arrow's total order puts it below -inf), as everywhere in the model.
 """
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _float_order_key(x: float) -> tuple[int, float, float]:
 
     DataFusion's ungrouped min/max order this way (min(0.0, -0.0) is -0.0, max is 0.0, in either
     arrival order) and sparkagg puts NaN on top in grouped aggregation too (README.md, "Deviations from
-    DataFusion 50"), so one order serves every path."""
+    DataFusion 55"), so one order serves every path."""
     if math.isnan(x):
         return (1, 0.0, 0.0)
     return (0, x, math.copysign(1.0, x))

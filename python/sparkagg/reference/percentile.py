@@ -1,24 +1,27 @@
 """Reference accumulator of percentile_cont(p) WITHIN GROUP (ORDER BY x [DESC]) (DataFusion 51+).
 
 The p-th percentile of the non-NULL values of x, interpolated linearly at index p * (n - 1) of the
-values sorted ascending (floats: NaN above everything, -0.0 below 0.0), as a double; DESC reads the
+values sorted ascending (floats: NaN above everything, -0.0 below 0.0), as a double (float32 for a
+float32 x, as DataFusion 55); DESC reads the
 sorted values from the top, which is the (1 - p)-th percentile. NULL when there is no value. p is a
 literal in [0, 1], bound to the function like string_agg's delimiter:
 ``get("percentile_cont").bind(p=0.25, descending=False)``; the call's arguments are (x,) or SQL's
 (x, p[, descending]) columns, whose constant values are not read. State: [percentile_cont], the list of
-values as doubles. No retract.
+values as doubles. No retract. The interpolation is exact, as Spark's percentile_cont; DataFusion 55
+truncates its weight to six decimals (percentile_cont(0.3) of {1, 2, 3, 5}: 1.899999, not 1.9).
 """
 from __future__ import annotations
 
 import math
 import struct
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Callable
 
 import pyarrow as pa
 
 from .accumulator import Accumulator, columns_to_pylists
 from .function import AggregateFunction
+from .median import _to_float32
 
 _UNBOUND = object()
 
@@ -41,10 +44,11 @@ class PercentileContAccumulator(Accumulator):
             raise TypeError("percentile_cont needs its percentile bound: get('percentile_cont').bind(p=0.5)")
         self._fraction = 1 - float(p) if descending else float(p)
         self._values: list[float] = []
+        self._round: Callable[[float], float] = _to_float32 if pa.types.is_float32(arg_types[0]) else float
 
     @staticmethod
     def return_type(arg_types: Sequence[pa.DataType], **literals: Any) -> pa.DataType:
-        return pa.float64()
+        return pa.float32() if arg_types and pa.types.is_float32(arg_types[0]) else pa.float64()
 
     @staticmethod
     def state_fields(arg_types: Sequence[pa.DataType], **literals: Any) -> list[tuple[str, pa.DataType]]:
@@ -68,9 +72,8 @@ class PercentileContAccumulator(Accumulator):
         ordered = sorted(self._values, key=_order_key)
         index = self._fraction * (len(ordered) - 1)
         lo, hi = math.floor(index), math.ceil(index)
-        if lo == hi:
-            return ordered[lo]
-        return ordered[lo] + (ordered[hi] - ordered[lo]) * (index - lo)
+        q = ordered[lo] if lo == hi else ordered[lo] + (ordered[hi] - ordered[lo]) * (index - lo)
+        return self._round(q)
 
     def size(self) -> int:
         return 64 + 8 * len(self._values)

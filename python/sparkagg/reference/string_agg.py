@@ -1,5 +1,5 @@
 """string_agg (the JVM's functions/string_agg.scala), with or without an ORDER BY within the aggregate
-(keys as ``ordering`` describes; the ordered state is ``array_agg``'s). Semantics are DataFusion 50's,
+(keys as ``ordering`` describes; the ordered state is ``array_agg``'s). Semantics are DataFusion 55's,
 checked against the ``datafusion`` package:
 
 * ``string_agg(x, delimiter)``: the non-NULL strings joined by ``delimiter``; NULL when there is none
@@ -7,9 +7,8 @@ checked against the ``datafusion`` package:
   Utf8View) or an integer, which DataFusion coerces to its decimal text. State: [string_agg], the
   LargeUtf8 joined so far (NULL when nothing was seen); merge joins the non-NULL states with the
   delimiter. That is the state of DataFusion >= 51 (``SimpleStringAggAccumulator`` /
-  ``StringAggGroupsAccumulator``), which sparkagg's JVM string_agg keeps too; DataFusion 50 instead carries array_agg's
-  state (a List<T> named ``array_agg``, NULLs kept, skipped when evaluated). Results are the same.
-  No retract.
+  ``StringAggGroupsAccumulator``), which sparkagg's JVM string_agg keeps too (DataFusion 50 carried
+  array_agg's List<T> instead). No retract.
 * ``string_agg(x, delimiter ORDER BY ...)``: the same, joined in the ordering's order. Its columns are
   (x[, delimiter], key...). State: array_agg's ordered state, as DataFusion's (50 and 51) is for an
   ordered string_agg: [array_agg: List<Utf8> (LargeUtf8 for a LargeUtf8 x; an integer's text as

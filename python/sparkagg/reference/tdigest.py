@@ -1,10 +1,11 @@
 """The t-digest of approx_percentile_cont, approx_median and approx_percentile_cont_with_weight (the
 JVM's functions/tdigest.scala; the functions themselves are ``approx_percentile``). On one accumulator
-fed the same batches, the model's digest equals DataFusion 50's bit for bit.
+fed the same batches, the model's digest equals DataFusion 55's bit for bit.
 
 State (DataFusion's six fields, every accumulator of the family alike): max_size (UInt64, here int64
 as Spark's bigint), sum (double: the sum of centroid mean * weight, as the compressions accumulate it),
-count (UInt64 -> int64: values or weighted rows seen), max and min (double; NaN while empty), centroids
+count (double: the values seen, or the weighted rows' total weight; DataFusion 50's was a UInt64 count
+of values or rows), max and min (double; NaN while empty), centroids
 (List<double>: mean and weight of each centroid, flattened: [m0, w0, m1, w1, ...], sorted by mean).
 
 The algorithm (DataFusion's ``tdigest.rs``, a port of Folly's t-digest, restated here, not copied):
@@ -80,9 +81,12 @@ def _fmax(a: float, b: float) -> float:
 
 
 def _clamp(v: float, lo: float, hi: float) -> float:
-    """DataFusion's clamp: ``v`` unchanged when a bound is NaN, else Rust's ``f64::clamp``."""
+    """DataFusion's clamp: ``v`` unchanged when a bound is NaN, else Rust's ``f64::clamp`` between the
+    bounds in order."""
     if math.isnan(lo) or math.isnan(hi):
         return v
+    if lo > hi:  # rounding can cross the neighbours' bounds when every value is equal
+        lo, hi = hi, lo
     if v < lo:
         return lo
     if v > hi:
@@ -150,17 +154,17 @@ class TDigest:
         self.centroids: list[Centroid] = []
         self.max_size = max_size
         self.sum = 0.0
-        self.count = 0
+        self.count = 0.0
         self.max = math.nan
         self.min = math.nan
 
     @classmethod
     def of_centroid(cls, max_size: int, mean: float, weight: float) -> TDigest:
-        """A digest of one centroid, counted as one value (the weighted function's rows)."""
+        """A digest of one centroid whose count is its weight (the weighted function's rows)."""
         digest = cls(max_size)
         digest.centroids = [Centroid(mean, weight)]
         digest.sum = mean * weight
-        digest.count = 1
+        digest.count = weight
         digest.max = digest.min = mean
         return digest
 
@@ -171,7 +175,7 @@ class TDigest:
         if not values:
             return self
         result = TDigest(self.max_size)
-        result.count = self.count + len(values)
+        result.count = self.count + float(len(values))
         if self.count > 0:
             result.min = _fmin(self.min, values[0])
             result.max = _fmax(self.max, values[-1])
@@ -221,12 +225,11 @@ class TDigest:
     @staticmethod
     def merge_digests(digests: Sequence[TDigest]) -> TDigest:
         """One digest of ``digests`` (DataFusion's ``merge_digests``): their centroids merged by mean
-        and compressed again. max_size is the first digest's; no centroid at all gives a default
-        (empty, max_size 100) digest."""
-        if sum(len(d.centroids) for d in digests) == 0:
-            return TDigest()
-        max_size = digests[0].max_size
-        count = 0
+        and compressed again. max_size is the first digest's. A digest whose count is not above 0
+        (NaN included) adds nothing; no centroid left at all gives a default (empty, max_size 100)
+        digest."""
+        max_size = digests[0].max_size if digests else DEFAULT_MAX_SIZE
+        count = 0.0
         lo, hi = math.inf, -math.inf
         runs: list[Centroid] = []
         for digest in digests:
@@ -238,6 +241,8 @@ class TDigest:
         # Each digest's centroids are sorted; DataFusion merges the runs pairwise, bottom-up, the
         # left run first on ties, which is the stable sort of their concatenation.
         runs.sort(key=lambda c: total_order_key(c.mean))
+        if not runs:
+            return TDigest()
 
         result = TDigest(max_size)
         compressed: list[Centroid] = []
@@ -330,7 +335,7 @@ class TDigest:
         if len(flat) % 2 or any(v is None for v in flat):
             raise ValueError(f"t-digest centroids must be mean/weight pairs of doubles, got {flat!r}")
         digest = cls(int(max_size))
-        digest.sum, digest.count = float(total), int(count)
+        digest.sum, digest.count = float(total), float(count)
         digest.min = float(lo) if math.isfinite(lo) else -math.inf
         digest.max = float(hi) if math.isfinite(hi) else math.inf
         digest.centroids = [Centroid(float(flat[i]), float(flat[i + 1])) for i in range(0, len(flat), 2)]

@@ -32,6 +32,7 @@ class AccumulatorLawsSuite extends AnyFunSuite {
       Seq(DoubleType, IntegerType, DecimalType(10, 2)).flatMap(t => moments.map(_ -> Seq(t))) ++
       pairMoments.map(_ -> Seq(DoubleType, IntegerType)) ++
       numeric.map(Median -> Seq(_)) ++
+      Seq(IntegerType, DoubleType, StringType, DateType).map(Mode -> Seq(_)) ++
       Seq(LongType, DoubleType, StringType, DecimalType(10, 2), BinaryType).map(ArrayAgg -> Seq(_)) ++
       Seq(IntegerType, LongType, StringType, BinaryType, DateType).map(ApproxDistinct -> Seq(_))
 

@@ -72,7 +72,23 @@ class WindowSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelp
           "df_bool_or(i > 0)",
           "df_bit_xor(i)",
           "df_bit_and(i)",
-          "df_bool_and(d > 100)"
+          "df_bool_and(d > 100)",
+          // order statistics and counts: sliding variants kept in order (off: recomputed per frame)
+          "df_median(d)",
+          "df_median(i)",
+          "df_median(m)",
+          "df_percentile_cont(d, 0.3)",
+          "df_percentile_cont(0.75) WITHIN GROUP (ORDER BY i DESC)",
+          "df_mode(i % 7)",
+          "df_mode(s)",
+          // rows kept in key order (NULL keys and values, ties in i % 5)
+          "df_first_value(d) WITHIN GROUP (ORDER BY i % 5)",
+          "df_last_value(s, true) WITHIN GROUP (ORDER BY i % 5 DESC)",
+          "df_first_value(m)",
+          "df_nth_value(d, 2) WITHIN GROUP (ORDER BY s)",
+          "df_nth_value(i, -2)",
+          "df_max_by(s, i % 5)",
+          "df_any_value(d)"
         )
       else Seq("df_avg(d)", "df_sum(i)", "df_max(d)", "df_count(i)", "df_bit_or(i)")
       val cols = calls.map(c => s"$c OVER (PARTITION BY p ORDER BY o $frame)").mkString(", ")

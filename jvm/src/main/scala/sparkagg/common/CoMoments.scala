@@ -39,54 +39,81 @@ object CoMoments {
       doubles)
   }
 
-  /** Welford's step: group g takes `a`. */
+  /**
+   * The mean of values among which a NaN or an infinity is: what IEEE's sum over the count gives, which
+   * does not depend on the order (NaN with a NaN or with infinities of both signs, else the infinity).
+   * Welford's step would give NaN for an infinity followed by a finite value (inf - inf), and inf the
+   * other way round. `x` and `y` are means or values, at least one not finite.
+   */
+  @inline private def nonFiniteMean(x: Double, y: Double): Double =
+    if (java.lang.Double.isFinite(x)) y else if (java.lang.Double.isFinite(y)) x else x + y
+
+  @inline private def finite(x: Double, y: Double): Boolean =
+    java.lang.Double.isFinite(x) && java.lang.Double.isFinite(y)
+
+  /** Welford's step: group g takes `a`. A NaN or infinity makes m2 NaN and the mean IEEE's. */
   @inline def add(m: CoMoments, g: Int, a: Double): Unit = {
     val n = m.ns; val meanA = m.meanAs; val m2A = m.m2As
     n(g) += 1
-    val da = a - meanA(g)
-    meanA(g) += da / n(g)
-    m2A(g) += da * (a - meanA(g))
+    if (finite(a, meanA(g))) {
+      val da = a - meanA(g)
+      meanA(g) += da / n(g)
+      m2A(g) += da * (a - meanA(g))
+    } else { meanA(g) = nonFiniteMean(meanA(g), a); m2A(g) = Double.NaN }
   }
 
-  /** Welford's step: group g takes the pair `(a, b)`. */
+  /** Welford's step: group g takes the pair `(a, b)`; each side as [[add]] one value, the co-moment NaN
+   *  once either side holds a NaN or infinity. */
   @inline def add(m: CoMoments, g: Int, a: Double, b: Double): Unit = {
     val n = m.ns; val meanA = m.meanAs; val m2A = m.m2As; val meanB = m.meanBs; val m2B = m.m2Bs; val c = m.cs
     n(g) += 1
-    val da = a - meanA(g)
-    val db = b - meanB(g)
-    meanA(g) += da / n(g)
-    meanB(g) += db / n(g)
-    m2A(g) += da * (a - meanA(g))
-    m2B(g) += db * (b - meanB(g))
-    c(g) += da * (b - meanB(g))
+    if (finite(a, meanA(g)) && finite(b, meanB(g))) {
+      val da = a - meanA(g)
+      val db = b - meanB(g)
+      meanA(g) += da / n(g)
+      meanB(g) += db / n(g)
+      m2A(g) += da * (a - meanA(g))
+      m2B(g) += db * (b - meanB(g))
+      c(g) += da * (b - meanB(g))
+    } else {
+      for ((mean, m2, v) <- Seq((meanA, m2A, a), (meanB, m2B, b)))
+        if (finite(v, mean(g))) { val d = v - mean(g); mean(g) += d / n(g); m2(g) += d * (v - mean(g)) }
+        else { mean(g) = nonFiniteMean(mean(g), v); m2(g) = Double.NaN }
+      c(g) = Double.NaN
+    }
   }
 
-  /** Welford's step backwards: group g gives `a` back (false: it held one value and is now empty). */
+  /** Welford's step backwards: group g gives `a` back (false: it held one value and is now empty). A
+   *  mean holding a NaN or infinity is left as it is: the accumulator that retracts counts those values
+   *  and mends it (Welford cannot run them backwards). */
   @inline def remove(m: CoMoments, g: Int, a: Double): Boolean = {
     val n = m.ns; val meanA = m.meanAs; val m2A = m.m2As
     if (n(g) <= 1) { clear(m, g); false }
     else {
       n(g) -= 1
-      val previousMeanA = meanA(g) - (a - meanA(g)) / n(g)
-      m2A(g) -= (a - previousMeanA) * (a - meanA(g))
-      meanA(g) = previousMeanA
+      if (finite(a, meanA(g))) {
+        val previousMeanA = meanA(g) - (a - meanA(g)) / n(g)
+        m2A(g) -= (a - previousMeanA) * (a - meanA(g))
+        meanA(g) = previousMeanA
+      }
       true
     }
   }
 
-  /** Welford's step backwards: group g gives the pair `(a, b)` back (false: it is now empty). */
+  /** Welford's step backwards: group g gives the pair `(a, b)` back (false: it is now empty); a side
+   *  holding a NaN or infinity as [[remove]] leaves it. */
   @inline def remove(m: CoMoments, g: Int, a: Double, b: Double): Boolean = {
     val n = m.ns; val meanA = m.meanAs; val m2A = m.m2As; val meanB = m.meanBs; val m2B = m.m2Bs; val c = m.cs
     if (n(g) <= 1) { clear(m, g); false }
     else {
       n(g) -= 1
+      val finiteA = finite(a, meanA(g))
+      val finiteB = finite(b, meanB(g))
       val previousMeanA = meanA(g) - (a - meanA(g)) / n(g)
       val previousMeanB = meanB(g) - (b - meanB(g)) / n(g)
-      m2A(g) -= (a - previousMeanA) * (a - meanA(g))
-      m2B(g) -= (b - previousMeanB) * (b - meanB(g))
-      c(g) -= (a - previousMeanA) * (b - meanB(g))
-      meanA(g) = previousMeanA
-      meanB(g) = previousMeanB
+      if (finiteA && finiteB) c(g) -= (a - previousMeanA) * (b - meanB(g))
+      if (finiteA) { m2A(g) -= (a - previousMeanA) * (a - meanA(g)); meanA(g) = previousMeanA }
+      if (finiteB) { m2B(g) -= (b - previousMeanB) * (b - meanB(g)); meanB(g) = previousMeanB }
       true
     }
   }
@@ -103,16 +130,19 @@ object CoMoments {
       n(g) = n2; meanA(g) = meanA2; m2A(g) = m2A2
       if (meanB != null) { meanB(g) = meanB2; m2B(g) = m2B2; c(g) = c2 }
     } else {
+      // A side holding a NaN or infinity takes IEEE's mean, and NaN moments.
       val total = n1 + n2
       val da = meanA2 - meanA(g)
       val weight = n1.toDouble * n2 / total
-      meanA(g) += da * n2 / total
-      m2A(g) += m2A2 + da * da * weight
+      val finiteA = finite(meanA(g), meanA2)
+      if (finiteA) { meanA(g) += da * n2 / total; m2A(g) += m2A2 + da * da * weight }
+      else { meanA(g) = nonFiniteMean(meanA(g), meanA2); m2A(g) = Double.NaN }
       if (meanB != null) {
         val db = meanB2 - meanB(g)
-        meanB(g) += db * n2 / total
-        m2B(g) += m2B2 + db * db * weight
-        c(g) += c2 + da * db * weight
+        val finiteB = finite(meanB(g), meanB2)
+        if (finiteB) { meanB(g) += db * n2 / total; m2B(g) += m2B2 + db * db * weight }
+        else { meanB(g) = nonFiniteMean(meanB(g), meanB2); m2B(g) = Double.NaN }
+        c(g) = if (finiteA && finiteB) c(g) + c2 + da * db * weight else Double.NaN
       }
       n(g) = total
     }
@@ -180,44 +210,64 @@ final class CoMomentAccumulator(fn: CoMomentAggregate, pair: Boolean) extends Ac
   // when a retract leaves only that run, its moments are set exactly.
   private var lastA, lastB = 0.0
   private var runA, runB = 0L
-  // Welford cannot run a NaN or infinity backwards: count those in the frame, and ask for a rebuild
-  // once the last has left.
-  private var nonFiniteInFrame = 0L
-  private var poisoned = false
+  // Welford cannot run a NaN or infinity backwards: each side counts those in the frame (NaN, +inf,
+  // -inf: specials(3 * side + kind)), takes its mean from the counts after a retract, and asks for a
+  // rebuild once a side that held some holds none.
+  private val specials = new Array[Long](6)
+  private val poisoned = Array(false, false)
+
+  /** Counts `v` in (`by` 1) or out (-1) of `side`'s specials; false for a finite value. */
+  private def countSpecial(v: Double, side: Int, by: Int): Boolean = {
+    val kind = if (v.isNaN) 0 else if (v == Double.PositiveInfinity) 1 else if (v == Double.NegativeInfinity) 2 else -1
+    if (kind >= 0) { specials(3 * side + kind) += by; poisoned(side) = true }
+    kind >= 0
+  }
+  private def holdsSpecials(side: Int): Boolean =
+    specials(3 * side) + specials(3 * side + 1) + specials(3 * side + 2) > 0
+  /** The mean of a side holding specials: NaN with a NaN or infinities of both signs, else the infinity. */
+  private def countedMean(side: Int): Double =
+    if (specials(3 * side) > 0 || specials(3 * side + 1) > 0 && specials(3 * side + 2) > 0) Double.NaN
+    else if (specials(3 * side + 1) > 0) Double.PositiveInfinity
+    else Double.NegativeInfinity
 
   private def trackRuns(a: Double, b: Double): Unit = {
     if (runA > 0 && a == lastA) runA += 1 else { lastA = a; runA = 1 }
     if (pair) { if (runB > 0 && b == lastB) runB += 1 else { lastB = b; runB = 1 } }
   }
 
-  /** After a retract: an argument whose remaining values are all its newest run is constant. */
-  private def settleRuns(): Unit = {
+  /** After a retract: an argument whose remaining values are all its newest run is constant (unless a
+   *  side holds a NaN or infinity, whose moments stay NaN). */
+  private def settleRuns(): Unit = if (!holdsSpecials(0) && !(pair && holdsSpecials(1))) {
     val n = m.ns(0)
     if (n <= runA) { runA = n; m.meanAs(0) = lastA; m.m2As(0) = 0; if (pair) m.cs(0) = 0 }
     if (pair && n <= runB) { runB = n; m.meanBs(0) = lastB; m.m2Bs(0) = 0; m.cs(0) = 0 }
   }
 
-  private def nonFinite(args: Values): Boolean =
-    !java.lang.Double.isFinite(args.getDouble(0)) || (pair && !java.lang.Double.isFinite(args.getDouble(1)))
-
   private def present(args: Values): Boolean = !args.isNullAt(0) && (!pair || !args.isNullAt(1))
 
   def update(args: Values): Unit = if (present(args)) {
-    if (nonFinite(args)) { nonFiniteInFrame += 1; poisoned = true }
     val a = args.getDouble(0)
     val b = if (pair) args.getDouble(1) else 0.0
+    countSpecial(a, 0, 1)
+    if (pair) countSpecial(b, 1, 1)
     trackRuns(a, b)
     if (pair) CoMoments.add(m, 0, a, b) else CoMoments.add(m, 0, a)
   }
 
   override def retract(args: Values): Unit = if (present(args)) {
-    if (nonFinite(args)) nonFiniteInFrame -= 1
     val a = args.getDouble(0)
-    val left = if (pair) CoMoments.remove(m, 0, a, args.getDouble(1)) else CoMoments.remove(m, 0, a)
-    if (left) settleRuns() else { runA = 0; runB = 0 }
+    val b = if (pair) args.getDouble(1) else 0.0
+    countSpecial(a, 0, -1)
+    if (pair) countSpecial(b, 1, -1)
+    val left = if (pair) CoMoments.remove(m, 0, a, b) else CoMoments.remove(m, 0, a)
+    if (left) {
+      if (holdsSpecials(0)) m.meanAs(0) = countedMean(0)
+      if (pair && holdsSpecials(1)) m.meanBs(0) = countedMean(1)
+      settleRuns()
+    } else { runA = 0; runB = 0 }
   }
   override def supportsRetract: Boolean = true
-  override def needsRebuild: Boolean = poisoned && nonFiniteInFrame == 0
+  override def needsRebuild: Boolean = (0 until 2).exists(side => poisoned(side) && !holdsSpecials(side))
 
   def merge(state: Values): Unit = {
     var n2 = 0L

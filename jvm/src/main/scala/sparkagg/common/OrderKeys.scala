@@ -159,15 +159,7 @@ private[sparkagg] final class OrderedValues(valueType: DataType, keys: OrderKeys
     keep(if (args.isNullAt(valueIndex)) null else args.copy(valueIndex, valueType), keys.read(args, keyOffset))
 
   /** A state's values (field `valuesField`) and keys (the next field). */
-  def merge(state: Values, valuesField: Int): Unit = if (!state.isNullAt(valuesField)) {
-    val list = state.getList(valuesField)
-    val keyList = state.getList(valuesField + 1)
-    var j = 0
-    while (j < list.numElements) {
-      keep(if (list.isNullAt(j)) null else list.copy(j, valueType), keys.read(keyList.getStruct(j, keys.size), 0))
-      j += 1
-    }
-  }
+  def merge(state: Values, valuesField: Int): Unit = OrderedValues.foreachIn(state, valuesField, valueType, keys)(keep)
 
   /** The positions of the values in key order, ties in arrival order. */
   private def order: Array[Int] = {
@@ -188,6 +180,19 @@ private[sparkagg] final class OrderedValues(valueType: DataType, keys: OrderKeys
 }
 
 private[sparkagg] object OrderedValues {
+  /** Each value of a state (field `valuesField`) with its keys (the next field; none without keys), copied. */
+  def foreachIn(state: Values, valuesField: Int, valueType: DataType, keys: OrderKeys)(
+      f: (Any, Array[Any]) => Unit): Unit = if (!state.isNullAt(valuesField)) {
+    val list = state.getList(valuesField)
+    val keyList = if (keys.isEmpty) null else state.getList(valuesField + 1)
+    var j = 0
+    while (j < list.numElements) {
+      f(if (list.isNullAt(j)) null else list.copy(j, valueType),
+        if (keys.isEmpty) Array.empty[Any] else keys.read(keyList.getStruct(j, keys.size), 0))
+      j += 1
+    }
+  }
+
   def sizeOf(v: Any): Long = v match {
     case s: org.apache.spark.unsafe.types.UTF8String => 24 + s.numBytes
     case b: Array[Byte] => 16 + b.length
@@ -212,4 +217,53 @@ private[sparkagg] object OrderedValues {
         OrderKeys.fromState(keys.fields.toSeq).map(k => (Arg(valueType, nullable = true) +: parameters) ++ k)
       case _ => None
     }
+}
+
+/**
+ * A sliding frame's rows in the order of their keys, ties in arrival order: first_value, last_value and
+ * nth_value take the k-th in O(log w) as rows come and go, where the plain accumulators keep one row
+ * (which a leaving row can take away) or sort the frame. Rows leave a frame in the order they entered,
+ * so the one leaving is the oldest still held: its arrival number finds it.
+ */
+private[sparkagg] final class SlidingOrderedRows(valueType: DataType, keys: OrderKeys) {
+  private final class Held(val keys: Array[Any], val arrival: Long, val value: Any)
+  private val rows = new OrderStatistics[Held]()(
+    Ordering.comparatorToOrdering[Held] { (a, b) =>
+      val c = keys.comparator.compare(a.keys, b.keys)
+      if (c != 0) c else java.lang.Long.compare(a.arrival, b.arrival)
+    })
+  private var arrived = 0L
+  private var left = 0L
+
+  def size: Long = rows.size
+
+  private def keep(value: Any, keyRow: Array[Any]): Unit = { rows.add(new Held(keyRow, arrived, value)); arrived += 1 }
+
+  /** A row's value (at `valueIndex`, NULL kept) and its keys (from `keyOffset`). */
+  def add(v: Values, valueIndex: Int, keyOffset: Int): Unit =
+    keep(if (v.isNullAt(valueIndex)) null else v.copy(valueIndex, valueType), keys.read(v, keyOffset))
+
+  /** A state's rows, as [[OrderedValues.merge]] reads them, arriving after those held. */
+  def merge(state: Values, valuesField: Int): Unit = OrderedValues.foreachIn(state, valuesField, valueType, keys)(keep)
+
+  /** Takes out the oldest row, whose keys `v` holds from `keyOffset`. */
+  def removeOldest(v: Values, keyOffset: Int): Unit = {
+    val probe = new Held(keys.read(v, keyOffset), left, null)
+    rows.remove(probe)
+    left += 1
+  }
+
+  /** The value and keys of the k-th row in key order, from 0. */
+  def valueAt(k: Long): Any = rows.kth(k).value
+  def keysAt(k: Long): Array[Any] = rows.kth(k).keys
+
+  /** Every row's value in key order, and (with keys) their key rows: OrderedValues' state fields. */
+  def state(): Array[Any] = {
+    val (values, keyRows) = (new ArrayBuffer[Any], new ArrayBuffer[Any])
+    rows.foreach { r => values += r.value; keyRows += r.keys }
+    if (keys.isEmpty) Array(values.toArray) else Array(values.toArray, keyRows.toArray)
+  }
+
+  /** An estimate: a tree entry and a row holder per row (the values' own bytes not followed). */
+  def sizeInBytes: Long = 64 + 128L * rows.entries
 }

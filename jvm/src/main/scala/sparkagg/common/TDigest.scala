@@ -13,7 +13,7 @@ private[sparkagg] final class TDigest(
     val means: Array[Double],
     val weights: Array[Double],
     val sum: Double,
-    val count: Long,
+    val count: Double,
     val max: Double,
     val min: Double) {
 
@@ -49,10 +49,10 @@ private[sparkagg] object TDigest {
   val DefaultMaxSize = 100
 
   def empty(maxSize: Int): TDigest =
-    new TDigest(maxSize, Array.emptyDoubleArray, Array.emptyDoubleArray, 0.0, 0, Double.NaN, Double.NaN)
+    new TDigest(maxSize, Array.emptyDoubleArray, Array.emptyDoubleArray, 0.0, 0.0, Double.NaN, Double.NaN)
 
   /** A digest read back from a state: non-finite min / max widen to -inf / +inf, as DataFusion does. */
-  def fromState(maxSize: Int, sum: Double, count: Long, max: Double, min: Double, flat: Array[Double]): TDigest =
+  def fromState(maxSize: Int, sum: Double, count: Double, max: Double, min: Double, flat: Array[Double]): TDigest =
     new TDigest(
       maxSize,
       Array.tabulate(flat.length / 2)(i => flat(2 * i)),
@@ -77,7 +77,7 @@ private[sparkagg] object TDigest {
    * [from, from + n): the rank's centroid found from the nearer end, interpolated towards its
    * neighbours, clamped to [min, max]. 0.0 with no centroids.
    */
-  def quantile(means: Array[Double], weights: Array[Double], from: Int, n: Int, count: Long, min: Double,
+  def quantile(means: Array[Double], weights: Array[Double], from: Int, n: Int, count: Double, min: Double,
       max: Double, q: Double): Double = {
     if (n == 0) return 0.0
     val rank = q * count
@@ -85,7 +85,7 @@ private[sparkagg] object TDigest {
     var t = 0.0
     if (q > 0.5) {
       if (q >= 1.0) return max
-      t = count.toDouble
+      t = count
       var k = n - 1
       var found = false
       while (!found && k >= 0) {
@@ -116,6 +116,8 @@ private[sparkagg] object TDigest {
     // A digest merged from states alone keeps min = +inf / max = -inf when they saw only NaN.
     if (!java.lang.Double.isFinite(lo) && signPositive(lo)) lo = Double.NegativeInfinity
     if (!java.lang.Double.isFinite(hi) && !signPositive(hi)) hi = Double.PositiveInfinity
+    // Rounding can leave the neighbours' bounds crossed (all values equal): DataFusion 55 swaps them.
+    if (lo > hi) { val swap = lo; lo = hi; hi = swap }
     if (lo.isNaN || hi.isNaN) value
     else if (value < lo) lo
     else if (value > hi) hi
@@ -135,14 +137,15 @@ private[sparkagg] object TDigest {
   }
 
   /**
-   * [[merge]] of `length` one-value digests (mean `means(i)`, weight `weights(i)`, count 1, min = max =
-   * the mean: with_weight's rows) followed by `last`, without making a digest per value.
+   * [[merge]] of `length` one-value digests (mean `means(i)`, weight and count `weights(i)`, min = max =
+   * the mean: with_weight's rows) followed by `last`, without making a digest per value. As in DataFusion
+   * 55 a row's count is its weight, so ranks are taken against the total weight.
    */
   def mergeSingles(maxSize: Int, means: Array[Double], weights: Array[Double], length: Int, last: TDigest): TDigest = {
     val b = new DigestBuilder
     b.startInputs()
     var i = 0
-    while (i < length) { b.inputRun(1, means(i), means(i), means, weights, i, 1); i += 1 }
+    while (i < length) { b.inputRun(weights(i), means(i), means(i), means, weights, i, 1); i += 1 }
     b.inputRun(last.count, last.min, last.max, last.means, last.weights, 0, last.centroids)
     b.mergeInputs(if (length > 0) maxSize else last.maxSize)
     b.result()
@@ -163,7 +166,7 @@ private[sparkagg] final class DigestBuilder {
   var weights = new Array[Double](128)
   var centroids = 0
   var sum = 0.0
-  var count = 0L
+  var count = 0.0
   var max = Double.NaN
   var min = Double.NaN
 
@@ -175,7 +178,7 @@ private[sparkagg] final class DigestBuilder {
    * `dMax`) with `sorted(0 until length)` (ascending, total order, length > 0) added as one batch:
    * centroids and values taken in mean order, a centroid first when its mean is strictly less.
    */
-  def mergeSorted(maxSize: Int, dMeans: Array[Double], dWeights: Array[Double], from: Int, n: Int, dCount: Long,
+  def mergeSorted(maxSize: Int, dMeans: Array[Double], dWeights: Array[Double], from: Int, n: Int, dCount: Double,
       dMin: Double, dMax: Double, sorted: Array[Double], length: Int): Unit = {
     val total = dCount + length
     val lo = if (dCount > 0) TDigest.rustMin(dMin, sorted(0)) else sorted(0)
@@ -200,22 +203,22 @@ private[sparkagg] final class DigestBuilder {
   private var inLength = 0
   private var starts = new Array[Int](8)
   private var runs = 0
-  private var inCount = 0L
+  private var inCount = 0.0
   private var inLo = 0.0
   private var inHi = 0.0
 
   def startInputs(): Unit = {
     inLength = 0
     runs = 0
-    inCount = 0L
+    inCount = 0.0
     inLo = Double.PositiveInfinity
     inHi = Double.NegativeInfinity
   }
 
   /** Adds the next digest to merge, its centroids at [from, from + n) of `dMeans` / `dWeights`
    *  (interleaved mean, weight pairs from `from` when `dWeights` is null, as a state lists them). A
-   *  digest whose count is 0 adds nothing, as in DataFusion. */
-  def inputRun(dCount: Long, dMin: Double, dMax: Double, dMeans: Array[Double], dWeights: Array[Double], from: Int,
+   *  digest whose count is not above 0 (NaN included) adds nothing, as in DataFusion. */
+  def inputRun(dCount: Double, dMin: Double, dMax: Double, dMeans: Array[Double], dWeights: Array[Double], from: Int,
       n: Int): Unit = {
     if (runs == starts.length) starts = java.util.Arrays.copyOf(starts, 2 * runs)
     starts(runs) = inLength
@@ -249,7 +252,7 @@ private[sparkagg] final class DigestBuilder {
       this.maxSize = TDigest.DefaultMaxSize
       centroids = 0
       sum = 0.0
-      count = 0L
+      count = 0.0
       max = Double.NaN
       min = Double.NaN
       return
@@ -280,16 +283,16 @@ private[sparkagg] final class DigestBuilder {
    * weight `xWeights(xWeightsFrom + i * stride)`: stride 1 for separate arrays, 2 for a state's interleaved list.
    */
   def mergeTwo(maxSize: Int,
-      aCount: Long, aMin: Double, aMax: Double, aN: Int, aMeans: Array[Double], aFrom: Int, aWeights: Array[Double],
+      aCount: Double, aMin: Double, aMax: Double, aN: Int, aMeans: Array[Double], aFrom: Int, aWeights: Array[Double],
       aWeightsFrom: Int, aStride: Int,
-      bCount: Long, bMin: Double, bMax: Double, bN: Int, bMeans: Array[Double], bFrom: Int, bWeights: Array[Double],
+      bCount: Double, bMin: Double, bMax: Double, bN: Int, bMeans: Array[Double], bFrom: Int, bWeights: Array[Double],
       bWeightsFrom: Int, bStride: Int): Unit = {
     // A digest whose count is 0 adds nothing, as in DataFusion.
     val na = if (aCount > 0) aN else 0
     val nb = if (bCount > 0) bN else 0
     startInputs()
     if (na + nb == 0) { mergeInputs(maxSize); return }
-    var total = 0L
+    var total = 0.0
     var lo = Double.PositiveInfinity
     var hi = Double.NegativeInfinity
     if (aCount > 0) { total += aCount; lo = TDigest.rustMin(lo, aMin); hi = TDigest.rustMax(hi, aMax) }
@@ -342,7 +345,7 @@ private[sparkagg] final class DigestBuilder {
   // centroid while the weight so far stays within the next k-limit's share of `total`, else the
   // current centroid is closed. `kLimitStart` is where the k-limit counter stands after the first limit
   // (DataFusion's two merges differ there).
-  private var total = 0L
+  private var total = 0.0
   private var kLimit = 0L
   private var qLimitTimesCount = 0.0
   private var currMean = 0.0
@@ -351,13 +354,13 @@ private[sparkagg] final class DigestBuilder {
   private var sumsToMerge = 0.0
   private var weightsToMerge = 0.0
 
-  private def begin(maxSize: Int, total: Long, kLimitStart: Int): Unit = {
+  private def begin(maxSize: Int, total: Double, kLimitStart: Int): Unit = {
     this.maxSize = maxSize
     this.total = total
     centroids = 0
     sum = 0.0
     kLimit = kLimitStart
-    qLimitTimesCount = DigestBuilder.kToQ(1, maxSize) * total.toDouble
+    qLimitTimesCount = DigestBuilder.kToQ(1, maxSize) * total
     sumsToMerge = 0.0
     weightsToMerge = 0.0
   }
@@ -372,7 +375,7 @@ private[sparkagg] final class DigestBuilder {
       weightsToMerge += weight
     } else {
       close()
-      qLimitTimesCount = DigestBuilder.kToQ(kLimit, maxSize) * total.toDouble
+      qLimitTimesCount = DigestBuilder.kToQ(kLimit, maxSize) * total
       kLimit += 1
       currMean = mean
       currWeight = weight
@@ -396,7 +399,7 @@ private[sparkagg] final class DigestBuilder {
     weightsToMerge = 0.0
   }
 
-  private def finish(count: Long, max: Double, min: Double): Unit = {
+  private def finish(count: Double, max: Double, min: Double): Unit = {
     close()
     // Sorted by mean, stably (insertion sort: the pass nearly always emits them in order already).
     val m = means

@@ -25,7 +25,7 @@ private[sparkagg] final class TDigestGroups(fraction: Double, maxSize: Int, retu
   // Each group's digest.
   private val sizes = new IntVector(maxSize)
   private val sums = new DoubleVector
-  private val counts = new LongVector
+  private val counts = new DoubleVector
   private val maxs = new DoubleVector(Double.NaN)
   private val mins = new DoubleVector(Double.NaN)
   private val starts = new IntVector
@@ -106,7 +106,9 @@ private[sparkagg] final class TDigestGroups(fraction: Double, maxSize: Int, retu
         reverse(m)
         builder.startInputs()
         var i = 0
-        while (i < m) { builder.inputRun(1, gathered(i), gathered(i), gathered, gatheredWeights, i, 1); i += 1 }
+        while (i < m) {
+          builder.inputRun(gatheredWeights(i), gathered(i), gathered(i), gathered, gatheredWeights, i, 1); i += 1
+        }
         builder.inputRun(counts.array(g), mins.array(g), maxs.array(g), means, weights, start, length)
         builder.mergeInputs(maxSize)
       } else {
@@ -185,7 +187,8 @@ private[sparkagg] final class TDigestGroups(fraction: Double, maxSize: Int, retu
     while (i < values.numRows) {
       if (GroupsAccumulator.keep(f, i)) {
         val g = groupIndices(i)
-        if (!value.isNullAt(i) && (weight == null || !weight.isNullAt(i)))
+        // DataFusion 55 skips a weighted row whose weight is not positive (or NaN), as it skips NULLs.
+        if (!value.isNullAt(i) && (weight == null || !weight.isNullAt(i) && weight.getDouble(i) > 0))
           gather(g, value.getDouble(i), if (weight == null) 0.0 else weight.getDouble(i))
         rows.array(g) += 1
         if (rows.array(g) == TDigest.BatchSize) flush(g)
@@ -213,7 +216,7 @@ private[sparkagg] final class TDigestGroups(fraction: Double, maxSize: Int, retu
         // The state's digest first, then the group's (DataFusion's order); non-finite bounds read as infinite.
         builder.mergeTwo(
           size.getLong(i).toInt,
-          count.getLong(i),
+          count.getDouble(i),
           if (java.lang.Double.isFinite(lo)) lo else Double.NegativeInfinity,
           if (java.lang.Double.isFinite(hi)) hi else Double.PositiveInfinity,
           length / 2,
@@ -285,7 +288,7 @@ private[sparkagg] final class TDigestGroups(fraction: Double, maxSize: Int, retu
   def state(emit: EmitTo): Array[Column] = {
     val n = emit.count(starts.length)
     val (maxSizes, stateSums, stateCounts, stateMaxs, stateMins) =
-      (new Array[Long](n), new Array[Double](n), new Array[Long](n), new Array[Double](n), new Array[Double](n))
+      (new Array[Long](n), new Array[Double](n), new Array[Double](n), new Array[Double](n), new Array[Double](n))
     val offsets = new Array[Int](n + 1)
     // A group's centroids are at most its old ones and its gathered values, so live centroids and pool
     // slots bound the lot: two doubles each.
@@ -320,7 +323,7 @@ private[sparkagg] final class TDigestGroups(fraction: Double, maxSize: Int, retu
     Array[Column](
       new LongColumn(maxSizes, null, n),
       new DoubleColumn(stateSums, null, n),
-      new LongColumn(stateCounts, null, n),
+      new DoubleColumn(stateCounts, null, n),
       new DoubleColumn(stateMaxs, null, n),
       new DoubleColumn(stateMins, null, n),
       new DoubleListColumn(flat, offsets, null, n)

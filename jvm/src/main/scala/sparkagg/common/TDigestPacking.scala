@@ -49,7 +49,7 @@ private[sparkagg] object TDigestPacking extends StatePacking {
       val from = lists.from
       val length = lists.length
       val n = length / 2
-      var unit = length % 2 == 0 && count.getLong(r) == n
+      var unit = length % 2 == 0 && count.getDouble(r) == n
       var i = 0
       while (unit && i < n) { unit = bits(values(from + 2 * i + 1)) == One; i += 1 }
       val flags = (if (unit) UnitWeights else 0) |
@@ -58,7 +58,7 @@ private[sparkagg] object TDigestPacking extends StatePacking {
         (if (n > 0 && bits(max.getDouble(r)) == bits(values(from + 2 * (n - 1)))) MaxDerived else 0)
       out.byte(flags)
       out.varLong(size.getLong(r))
-      if ((flags & UnitWeights) == 0) out.varLong(count.getLong(r))
+      if ((flags & UnitWeights) == 0) out.double(count.getDouble(r))
       if ((flags & SumDerived) == 0) out.double(sum.getDouble(r))
       if ((flags & MinDerived) == 0) out.double(min.getDouble(r))
       if ((flags & MaxDerived) == 0) out.double(max.getDouble(r))
@@ -76,7 +76,7 @@ private[sparkagg] object TDigestPacking extends StatePacking {
     val packed = BinaryColumn.of(column)
     val n = packed.numRows
     val (sizes, sums, counts, maxs, mins) =
-      (new Array[Long](n), new Array[Double](n), new Array[Long](n), new Array[Double](n), new Array[Double](n))
+      (new Array[Long](n), new Array[Double](n), new Array[Double](n), new Array[Double](n), new Array[Double](n))
     val offsets = new Array[Int](n + 1)
     val summed = new Array[Long](Validity.words(n)) // rows whose sum is recomputed when asked
     // A packed element takes 8 bytes and gives at most two doubles (a mean and its weight 1).
@@ -87,7 +87,7 @@ private[sparkagg] object TDigestPacking extends StatePacking {
       in.at = packed.start(r)
       val flags = in.byte()
       sizes(r) = in.varLong()
-      if ((flags & UnitWeights) == 0) counts(r) = in.varLong()
+      if ((flags & UnitWeights) == 0) counts(r) = in.double()
       if ((flags & SumDerived) == 0) sums(r) = in.double()
       if ((flags & MinDerived) == 0) mins(r) = in.double()
       if ((flags & MaxDerived) == 0) maxs(r) = in.double()
@@ -115,7 +115,7 @@ private[sparkagg] object TDigestPacking extends StatePacking {
     Array(
       new LongColumn(sizes, null, n),
       new UnpackedSums(sums, summed, flat, offsets, n),
-      new LongColumn(counts, null, n),
+      new DoubleColumn(counts, null, n),
       new DoubleColumn(maxs, null, n),
       new DoubleColumn(mins, null, n),
       new DoubleListColumn(flat, offsets, null, n)

@@ -8,17 +8,19 @@ import sparkagg.common.ValueKind
 /**
  * approx_distinct(x): the number of distinct non-NULL values, estimated with HyperLogLog at precision
  * 14 (16384 one-byte registers, about 0.8% standard error) and Ertl's improved estimator, as DataFusion
- * uses; 0 on empty input. Integers, dates, timestamps, strings and binary (floats, decimals and booleans
- * are refused, as in DataFusion). The hash is sparkagg's own (a SplitMix64 finish over the value's
- * 64 bits, or over an FNV-1a digest of its bytes), so estimates are close to DataFusion's, not equal.
+ * uses; 0 on empty input. Integers, dates, timestamps, strings, binary, decimals and booleans (floats are
+ * refused, as in DataFusion; it takes decimals and booleans from 51 on). The hash is sparkagg's own (a
+ * SplitMix64 finish over the value's 64 bits, or over an FNV-1a digest of its bytes; a boolean as the
+ * integer 0 or 1, a decimal as its text, which its fixed scale makes one string per value), so estimates
+ * are close to DataFusion's, not equal.
  * State: hll_registers, the 16384 registers as binary; merging takes each register's maximum.
  */
 object ApproxDistinct extends FunctionDef {
   val name = "approx_distinct"
-  val signature = "(tinyint..bigint|date|timestamp|timestamp_ntz|string|binary) -> bigint"
+  val signature = "(tinyint..bigint|date|timestamp|timestamp_ntz|string|binary|decimal|boolean) -> bigint"
   val doc = FunctionDoc(
     usage = "_FUNC_(expr) - An estimate of the number of distinct non-NULL values of expr (HyperLogLog, p = 14).",
-    arguments = Seq("expr" -> "an integer type, date, timestamp, string or binary"),
+    arguments = Seq("expr" -> "an integer type, date, timestamp, string, binary, decimal or boolean"),
     examples = Seq(
       "SELECT _FUNC_(col) FROM VALUES (1), (2), (2), (NULL), (3) AS tab(col)" -> "3",
       "SELECT _FUNC_(col) FROM VALUES ('a') AS tab(col) WHERE col > 'b'" -> "0"
@@ -32,11 +34,22 @@ object ApproxDistinct extends FunctionDef {
     case Seq(t) if Types.isIntegral(t) || t == DateType || t == TimestampType || t == TimestampNTZType =>
       Right(Bound(LongType, state, () => new HyperLogLogAccumulator(new ValueKind.LongLike(t)), nullable = false,
           stateCheck = registersCheck))
-    case Seq(t @ (_: StringType | BinaryType)) =>
-      Right(Bound(LongType, state, () => new HyperLogLogAccumulator(null, isString = t != BinaryType),
-          nullable = false, stateCheck = registersCheck))
-    case _ => Left("expects one argument of an integer type, date, timestamp, string or binary " +
-        "(floats, decimals and booleans are not supported)")
+    case Seq(BooleanType) =>
+      Right(Bound(LongType, state, () => new HyperLogLogAccumulator(new ValueKind.LongLike(IntegerType)),
+          nullable = false, coerceTo = Seq(IntegerType), stateCheck = registersCheck))
+    case Seq(t @ (_: StringType | BinaryType | _: DecimalType)) =>
+      val text = t.isInstanceOf[DecimalType]
+      Right(
+        Bound(
+          LongType,
+          state,
+          () => new HyperLogLogAccumulator(null, isString = t != BinaryType),
+          nullable = false,
+          coerceTo = if (text) Seq(StringType) else Nil,
+          stateCheck = registersCheck
+        ))
+    case _ => Left("expects one argument of an integer type, date, timestamp, string, binary, decimal or " +
+        "boolean (floats are not supported)")
   }
 }
 

@@ -7,8 +7,8 @@ import sparkagg.compat._
 
 /**
  * The t-digest functions ([[TDigest]]): approx_percentile_cont, approx_percentile_cont_with_weight and
- * approx_median. The value is read as a double; the result has the input's type, integers truncated
- * toward zero (decimals are read and returned as doubles, as DataFusion coerces them). NULLs are
+ * approx_median. The value is read as a double; the result is a double, a float for float input (DataFusion
+ * 55 returns integers' estimates unrounded, #21074; decimals are read as doubles, as it coerces them). NULLs are
  * skipped; NULL on empty input. Rows are added as DataFusion adds a batch: gathered, sorted and merged
  * into the digest every 8192 rows, so one partition gives DataFusion's result exactly; across
  * partitions the result is within about 1% of the true rank.
@@ -20,7 +20,7 @@ private[sparkagg] object ApproxPercentile {
     Seq(
       StructField("max_size", LongType),
       StructField("sum", DoubleType),
-      StructField("count", LongType),
+      StructField("count", DoubleType),
       StructField("max", DoubleType),
       StructField("min", DoubleType),
       StructField("centroids", ArrayType(DoubleType, containsNull = true))
@@ -53,12 +53,8 @@ private[sparkagg] object ApproxPercentile {
 
   /** The argument types and the result type, and how a double estimate becomes the result. */
   def resultOf(t: DataType): Option[(DataType, Double => Any)] = t match {
-    case ByteType => Some(ByteType -> (q => math.max(Byte.MinValue, math.min(Byte.MaxValue, q.toInt)).toByte))
-    case ShortType => Some(ShortType -> (q => math.max(Short.MinValue, math.min(Short.MaxValue, q.toInt)).toShort))
-    case IntegerType => Some(IntegerType -> (q => q.toInt))
-    case LongType => Some(LongType -> (q => q.toLong))
     case FloatType => Some(FloatType -> (q => q.toFloat))
-    case DoubleType | NullType | _: DecimalType => Some(DoubleType -> (q => q))
+    case t if Types.isNumeric(t) || t == NullType => Some(DoubleType -> (q => q))
     case _ => None
   }
 
@@ -132,18 +128,19 @@ private[sparkagg] object ApproxPercentile {
  */
 object ApproxPercentileCont extends FunctionDef {
   val name = "approx_percentile_cont"
-  val signature = "(numeric, p: constant in [0, 1] [, max_size: constant integer > 0]) -> same type; " +
-    "or (p [, max_size]) WITHIN GROUP (ORDER BY numeric [DESC])"
+  val signature =
+    "(numeric, p: constant in [0, 1] [, max_size: constant integer > 0]) -> float for float, else double; " +
+      "or (p [, max_size]) WITHIN GROUP (ORDER BY numeric [DESC])"
   override val withinGroup: WithinGroup = WithinGroup.KeyAsValue(mandatory = false)
   val doc = FunctionDoc(
     usage = "_FUNC_(expr, p [, max_size]) - The approximate p-th percentile of expr, from a t-digest of at " +
-      "most about max_size (default 100) centroids; in the type of expr (integers truncated). Also " +
+      "most about max_size (default 100) centroids; a float for float expr, else a double. Also " +
       "_FUNC_(p [, max_size]) WITHIN GROUP (ORDER BY expr [DESC]).",
     arguments = Seq("expr" -> Types.Numeric, "p" -> "a constant in [0, 1]",
       "max_size" -> "a constant integer > 0, default 100"),
     examples = Seq(
       "SELECT _FUNC_(col, 0.5) FROM VALUES (1.0D), (2.0D), (3.0D), (4.0D), (NULL) AS tab(col)" -> "2.5",
-      "SELECT _FUNC_(col, 0.5) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "2",
+      "SELECT _FUNC_(col, 0.5) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "2.5",
       "SELECT _FUNC_(0.75) WITHIN GROUP (ORDER BY col DESC) FROM VALUES (1.0D), (2.0D), (3.0D), (4.0D) AS tab(col)" ->
         "1.5"
     )
@@ -158,13 +155,14 @@ object ApproxPercentileCont extends FunctionDef {
 /**
  * approx_percentile_cont_with_weight(x, weight, p [, max_size]), also written
  * approx_percentile_cont_with_weight(weight, p [, max_size]) WITHIN GROUP (ORDER BY x [DESC]): as
- * approx_percentile_cont, each value a centroid of its weight. As in DataFusion the digest's count is
- * the number of rows, which ranks are taken against. Rows whose value or weight is NULL are skipped.
+ * approx_percentile_cont, each value a centroid of its weight. As in DataFusion 55 the digest's count is
+ * the total weight, which ranks are taken against (DataFusion 50 counted rows). Rows whose value or weight
+ * is NULL, or whose weight is not above zero (NaN included), add nothing, as in DataFusion 55.
  */
 object ApproxPercentileContWithWeight extends FunctionDef {
   val name = "approx_percentile_cont_with_weight"
-  val signature = "(numeric, weight: numeric, p: constant in [0, 1] [, max_size: constant integer > 0]) -> same " +
-    "type; or (weight, p [, max_size]) WITHIN GROUP (ORDER BY numeric [DESC])"
+  val signature = "(numeric, weight: numeric, p: constant in [0, 1] [, max_size: constant integer > 0]) -> float " +
+    "for float, else double; or (weight, p [, max_size]) WITHIN GROUP (ORDER BY numeric [DESC])"
   override val withinGroup: WithinGroup = WithinGroup.KeyAsValue(mandatory = false)
   val doc = FunctionDoc(
     usage = "_FUNC_(expr, weight, p [, max_size]) - The approximate p-th percentile of expr, each value weighted " +
@@ -172,8 +170,8 @@ object ApproxPercentileContWithWeight extends FunctionDef {
     arguments = Seq("expr" -> Types.Numeric, "weight" -> Types.Numeric, "p" -> "a constant in [0, 1]",
       "max_size" -> "a constant integer > 0, default 100"),
     examples = Seq(
-      "SELECT _FUNC_(col, w, 0.5) FROM VALUES (1.0D, 1), (2.0D, 1), (3.0D, 10) AS tab(col, w)" -> "2.0",
-      "SELECT _FUNC_(w, 0.9) WITHIN GROUP (ORDER BY col) FROM VALUES (1, 1), (2, 1), (3, 10) AS tab(col, w)" -> "3"
+      "SELECT _FUNC_(col, w, 0.5) FROM VALUES (1.0D, 1), (2.0D, 1), (3.0D, 10) AS tab(col, w)" -> "2.9",
+      "SELECT _FUNC_(w, 0.9) WITHIN GROUP (ORDER BY col) FROM VALUES (1, 1), (2, 1), (3, 10) AS tab(col, w)" -> "3.0"
     )
   )
 
@@ -187,13 +185,14 @@ object ApproxPercentileContWithWeight extends FunctionDef {
 /** approx_median(x): approx_percentile_cont(x, 0.5). */
 object ApproxMedian extends FunctionDef {
   val name = "approx_median"
-  val signature = s"(${Types.Numeric}) -> same type"
+  val signature = s"(${Types.Numeric}) -> float for float, else double"
   val doc = FunctionDoc(
-    usage = "_FUNC_(expr) - The approximate median of expr, by a t-digest of about 100 centroids; in the type of expr.",
+    usage = "_FUNC_(expr) - The approximate median of expr, by a t-digest of about 100 centroids; a float for " +
+      "float expr, else a double.",
     arguments = Seq("expr" -> Types.Numeric),
     examples = Seq(
       "SELECT _FUNC_(col) FROM VALUES (1.0D), (2.0D), (9.0D) AS tab(col)" -> "2.0",
-      "SELECT _FUNC_(col) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "2")
+      "SELECT _FUNC_(col) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "2.5")
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
@@ -245,7 +244,7 @@ final class ApproxPercentileAccumulator(fraction: Double, maxSize: Int, result: 
   def merge(state: Values): Unit = {
     val list = state.getList(5)
     val flat = Array.tabulate(list.numElements)(list.getDouble)
-    mergeFirst(Seq(TDigest.fromState(state.getLong(0).toInt, state.getDouble(1), state.getLong(2),
+    mergeFirst(Seq(TDigest.fromState(state.getLong(0).toInt, state.getDouble(1), state.getDouble(2),
           state.getDouble(3), state.getDouble(4), flat)))
   }
 
@@ -254,7 +253,7 @@ final class ApproxPercentileAccumulator(fraction: Double, maxSize: Int, result: 
     Array(digest.maxSize.toLong, digest.sum, digest.count, digest.max, digest.min, digest.flatCentroids)
   }
 
-  def evaluate(): Any = { flush(); if (digest.count == 0) null else result(digest.quantile(fraction)) }
+  def evaluate(): Any = { flush(); if (digest.count == 0.0) null else result(digest.quantile(fraction)) }
   def size: Long = 48 + digest.bytes + 8L * pending.length
 }
 
@@ -275,7 +274,7 @@ final class WeightedApproxPercentileAccumulator(fraction: Double, maxSize: Int, 
   }
 
   def update(args: Values): Unit = {
-    if (!args.isNullAt(0) && !args.isNullAt(1)) {
+    if (!args.isNullAt(0) && !args.isNullAt(1) && args.getDouble(1) > 0) {
       if (length == means.length) {
         means = java.util.Arrays.copyOf(means, 2 * length)
         weights = java.util.Arrays.copyOf(weights, 2 * length)

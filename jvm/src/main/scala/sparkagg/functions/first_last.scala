@@ -2,17 +2,19 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
-import sparkagg.common.{OrderKeys, OrderedValues}
+import sparkagg.common.{OrderKeys, OrderedValues, SlidingOrderedRows}
 
 /**
  * first_value(x [, ignore_nulls]) and last_value(x [, ignore_nulls]) [WITHIN GROUP (ORDER BY key
  * [DESC], ...)]: the value of x on the first (last) row in the order of the keys; without keys, on the
  * first (last) row seen, which partitioning may change. NULL values count unless `ignore_nulls` is true
  * (DataFusion's IGNORE NULLS; Spark's parser keeps that clause for its own first/last, and takes the
- * same boolean for them). NULL on empty input. Equal keys: the first (last) to arrive wins.
- * State: the value, its keys (field names carry their directions), is_set.
+ * same boolean for them). NULL on empty input. Equal keys: the first (last) to arrive wins. Over a
+ * sliding frame the frame's rows are kept in key order ([[SlidingFirstLastAccumulator]], O(log w) a row).
+ * State: the value, its keys (field names carry their directions), <name>_is_set (DataFusion 55's names).
  */
 sealed abstract class FirstLast(val name: String, last: Boolean, examples: Seq[(String, String)]) extends FunctionDef {
+  private val isSet = s"${name}_is_set"
   private val which = if (last) "last" else "first"
   val signature = "(any [, ignore_nulls: constant boolean]) [WITHIN GROUP (ORDER BY any orderable, ...)] -> same type"
   override val withinGroup: WithinGroup = WithinGroup.OrderedBy
@@ -36,14 +38,20 @@ sealed abstract class FirstLast(val name: String, last: Boolean, examples: Seq[(
     }
     ignoreNulls.map { ignore =>
       val t = args.head.dataType
-      val state = StructType(StructField(name, t) +: keys.fields :+ StructField("is_set", BooleanType))
-      Bound(t, state, () => new FirstLastAccumulator(t, keys, args.size - keys.size, last, ignore))
+      val state = StructType(StructField(name, t) +: keys.fields :+ StructField(isSet, BooleanType))
+      val keyOffset = args.size - keys.size
+      Bound(
+        t,
+        state,
+        () => new FirstLastAccumulator(t, keys, keyOffset, last, ignore),
+        newSlidingAccumulator = Some(() => new SlidingFirstLastAccumulator(t, keys, keyOffset, last, ignore))
+      )
     }
   }
 
   override def argumentsOf(state: StructType, parameters: Seq[Arg]): Option[Seq[Arg]] =
     state.fields.toSeq match {
-      case StructField(`name`, t, _, _) +: keys :+ StructField("is_set", BooleanType, _, _) =>
+      case StructField(`name`, t, _, _) +: keys :+ StructField(`isSet`, BooleanType, _, _) =>
         OrderKeys.fromState(keys).map(k => (Arg(t, nullable = true) +: parameters) ++ k)
       case _ => None
     }
@@ -71,10 +79,11 @@ object LastValue extends FirstLast(
 
 /**
  * any_value(x): some non-NULL value of x, NULL when there is none (DataFusion 55's). sparkagg's is the first
- * non-NULL value to arrive: first_value(x, true) without keys. State: the value, is_set.
+ * non-NULL value to arrive: first_value(x, true) without keys. State: the value, any_value_is_set.
  */
 object AnyValue extends FunctionDef {
   val name = "any_value"
+  private val isSet = s"${name}_is_set"
   val signature = "(any) -> same type"
   val doc = FunctionDoc(
     usage = "_FUNC_(expr) - Some non-NULL value of expr (the first to arrive), NULL if there is none.",
@@ -83,16 +92,24 @@ object AnyValue extends FunctionDef {
   )
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) =>
-      val state = StructType(Seq(StructField(name, t), StructField("is_set", BooleanType)))
+      val state = StructType(Seq(StructField(name, t), StructField(isSet, BooleanType)))
       // Made here, not held by this object: plans carry the object, and an OrderKeys' comparator does not
       // serialize on Scala 2.12.
       val noKeys = OrderKeys(Nil, Nil)
-      Right(Bound(t, state, () => new FirstLastAccumulator(t, noKeys, 1, last = false, ignoreNulls = true)))
+      Right(
+        Bound(
+          t,
+          state,
+          () => new FirstLastAccumulator(t, noKeys, 1, last = false, ignoreNulls = true),
+          newSlidingAccumulator = Some(() =>
+            new SlidingFirstLastAccumulator(t, noKeys, 1, last = false,
+              ignoreNulls = true))
+        ))
     case _ => Left("expects one argument")
   }
 
   override def argumentsOf(state: StructType, parameters: Seq[Arg]): Option[Seq[Arg]] = state.fields.toSeq match {
-    case Seq(StructField(`name`, t, _, _), StructField("is_set", BooleanType, _, _)) =>
+    case Seq(StructField(`name`, t, _, _), StructField(`isSet`, BooleanType, _, _)) =>
       Some(Seq(Arg(t, nullable = true)))
     case _ => None
   }
@@ -129,4 +146,23 @@ final class FirstLastAccumulator(valueType: DataType, keys: OrderKeys, keyOffset
 
   def evaluate(): Any = value
   def size: Long = 48 + OrderedValues.sizeOf(value) + (if (keyRow == null) 0 else keyRow.map(OrderedValues.sizeOf).sum)
+}
+
+/** first_value / last_value over a sliding frame: the frame's rows in key order, the first or last taken. */
+final class SlidingFirstLastAccumulator(valueType: DataType, keys: OrderKeys, keyOffset: Int, last: Boolean,
+    ignoreNulls: Boolean)
+  extends Accumulator {
+  private val rows = new SlidingOrderedRows(valueType, keys)
+  private def counts(args: Values): Boolean = !(ignoreNulls && args.isNullAt(0))
+  private def chosen: Long = if (last) rows.size - 1 else 0
+
+  def update(args: Values): Unit = if (counts(args)) rows.add(args, 0, keyOffset)
+  override def retract(args: Values): Unit = if (counts(args)) rows.removeOldest(args, keyOffset)
+  override def supportsRetract: Boolean = true
+  def merge(state: Values): Unit = if (state.getBoolean(keys.size + 1)) rows.add(state, 0, 1)
+  def state(): Array[Any] =
+    if (rows.size == 0) (null +: Array.fill[Any](keys.size)(null)) :+ false
+    else (rows.valueAt(chosen) +: rows.keysAt(chosen)) :+ true
+  def evaluate(): Any = if (rows.size == 0) null else rows.valueAt(chosen)
+  def size: Long = rows.sizeInBytes
 }

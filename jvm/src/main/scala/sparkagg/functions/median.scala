@@ -6,49 +6,53 @@ import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
-import sparkagg.common.ValueKind
+import sparkagg.common.{OrderStatistics, ValueKind}
 
 /**
- * median(x): the middle non-NULL value, of the input type; with an even count the two middle values
- * averaged in that type (integers and decimals truncate toward zero: median{1, 2} = 1). Floats sort with
- * NaN greatest. NULL on empty input. DISTINCT comes from Spark's DISTINCT keyword. State: median, the
- * list of values (primitive arrays for numbers, so a group of millions of values stays compact).
+ * median(x): the middle non-NULL value; with an even count the two middle values averaged. Floats and
+ * decimals keep their type (decimals truncate toward zero: median{0.01, 0.02} = 0.01 at scale 2);
+ * integers are read as doubles and give a double (median{1, 2} = 1.5), as DataFusion coerces them from
+ * 51 on. Floats sort with NaN greatest. NULL on empty input. DISTINCT comes from Spark's DISTINCT
+ * keyword. State: median, the list of values (primitive arrays for numbers, so a group of millions of
+ * values stays compact). Over a sliding frame the values are kept in order instead
+ * ([[SlidingOrderAccumulator]]): O(log w) a row where the list would be sorted again.
  */
 object Median extends FunctionDef {
   val name = "median"
-  val signature = s"(${Types.Numeric}) -> same type"
+  val signature = s"(${Types.Numeric}) -> double for integers, the same type otherwise"
   val doc = FunctionDoc(
-    usage = "_FUNC_(expr) - The median of the non-NULL values of expr, in its type.",
+    usage = "_FUNC_(expr) - The median of the non-NULL values of expr: a double for integers, else expr's type.",
     arguments = Seq("expr" -> Types.Numeric),
     examples = Seq(
       "SELECT _FUNC_(col) FROM VALUES (1), (2), (9) AS tab(col)" -> "2",
-      "SELECT _FUNC_(col) FROM VALUES (1), (2) AS tab(col)" -> "1",
+      "SELECT _FUNC_(col) FROM VALUES (1), (2) AS tab(col)" -> "1.5",
       "SELECT _FUNC_(col) FROM VALUES (1.0D), (2.0D), (NULL) AS tab(col)" -> "1.5"
     )
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) if Types.isNumeric(t) =>
-      val state = StructType(Seq(StructField(name, ArrayType(t, containsNull = true))))
+      val read = if (Types.isIntegral(t)) DoubleType else t
+      val state = StructType(Seq(StructField(name, ArrayType(read, containsNull = true))))
       Right(
         Bound(
-          t,
+          read,
           state,
           () =>
-            t match {
+            read match {
               case d: DecimalType => new DecimalMedianAccumulator(d)
-              case _ => new MedianAccumulator(ValueKind.of(t))
+              case _ => new MedianAccumulator(ValueKind.of(read).asInstanceOf[ValueKind.DoubleLike])
             },
+          coerceTo = Seq(read),
+          newSlidingAccumulator = Some(() =>
+            read match {
+              case d: DecimalType => new SlidingDecimalMedianAccumulator(d)
+              case _ => new SlidingMedianAccumulator(ValueKind.of(read).asInstanceOf[ValueKind.DoubleLike])
+            }),
           stateCheck = StateCheck.noNullElements(
             name)
         ))
     case _ => Left(s"expects one argument of type ${Types.Numeric}")
-  }
-
-  /** (a + b) / 2 truncated toward zero, without overflowing. */
-  private[sparkagg] def truncatedMean(a: Long, b: Long): Long = {
-    val sum = a + b
-    if (((a ^ sum) & (b ^ sum)) < 0) ((BigInt(a) + BigInt(b)) / 2).toLong else sum / 2
   }
 }
 
@@ -66,51 +70,37 @@ private[sparkagg] final class GrowableLongs {
 }
 
 /**
- * median over integers and floats, kept as longs that sort as the values do: integers as they are,
- * doubles as their bits with the magnitude flipped for negatives, which orders them as Double.compare
- * does (NaN greatest, -0.0 before 0.0) and maps back exactly.
+ * median over floats, kept as longs that sort as the values do: their bits with the magnitude flipped for
+ * negatives, which orders them as Double.compare does (NaN greatest, -0.0 before 0.0) and maps back
+ * exactly.
  */
-final class MedianAccumulator(kind: ValueKind) extends Accumulator {
+final class MedianAccumulator(kind: ValueKind.DoubleLike) extends Accumulator {
   private val values = new GrowableLongs
-  private val floating = kind.isInstanceOf[ValueKind.DoubleLike]
 
   import MedianAccumulator.{decode, encode}
-  private def read(v: Values, i: Int): Long = kind match {
-    case k: ValueKind.DoubleLike => encode(k.readDouble(v, i))
-    case k: ValueKind.LongLike => k.readLong(v, i)
-    case _ => throw new IllegalStateException(s"median over ${kind.dataType}")
-  }
-  private def box(x: Long): Any = kind match {
-    case k: ValueKind.DoubleLike => k.box(decode(x))
-    case k: ValueKind.LongLike => k.box(x)
-    case _ => null
-  }
 
-  def update(args: Values): Unit = if (!args.isNullAt(0)) values.add(read(args, 0))
+  def update(args: Values): Unit = if (!args.isNullAt(0)) values.add(encode(kind.readDouble(args, 0)))
 
   def merge(state: Values): Unit = if (!state.isNullAt(0)) {
     val list = state.getList(0)
     var j = 0
     while (j < list.numElements) {
-      if (!list.isNullAt(j)) values.add(
-        kind.dataType match {
-          case LongType => list.getLong(j)
-          case DoubleType => encode(list.getDouble(j))
-          case t =>
-            val x = list.copy(j, t).asInstanceOf[Number]
-            if (floating) encode(x.doubleValue) else x.longValue
-        })
+      if (!list.isNullAt(j))
+        values.add(
+          encode(
+            if (kind.dataType == DoubleType) list.getDouble(j)
+            else list.copy(j, FloatType).asInstanceOf[java.lang.Float].doubleValue))
       j += 1
     }
   }
 
-  // Sorted, so a state's bytes do not depend on whether it was evaluated (which sorts in place); bigint
-  // and double lists leave unboxed: a group of millions of values is one array, not millions of objects.
+  // Sorted, so a state's bytes do not depend on whether it was evaluated (which sorts in place); double
+  // lists leave unboxed: a group of millions of values is one array, not millions of objects.
   def state(): Array[Any] = Array(
-    { values.sortInPlace(); kind.dataType } match {
-      case LongType => java.util.Arrays.copyOf(values.values, values.length)
-      case DoubleType => Array.tabulate(values.length)(j => decode(values.values(j)))
-      case _ => Array.tabulate[Any](values.length)(j => box(values.values(j)))
+    {
+      values.sortInPlace()
+      if (kind.dataType == DoubleType) Array.tabulate(values.length)(j => decode(values.values(j)))
+      else Array.tabulate[Any](values.length)(j => kind.box(decode(values.values(j))))
     })
 
   def evaluate(): Any =
@@ -118,9 +108,8 @@ final class MedianAccumulator(kind: ValueKind) extends Accumulator {
     else {
       val a = values.sortInPlace()
       val n = values.length
-      if (n % 2 == 1) box(a(n / 2))
-      else if (floating) kind.asInstanceOf[ValueKind.DoubleLike].box((decode(a(n / 2 - 1)) + decode(a(n / 2))) / 2)
-      else box(Median.truncatedMean(a(n / 2 - 1), a(n / 2)))
+      if (n % 2 == 1) kind.box(decode(a(n / 2)))
+      else kind.box((decode(a(n / 2 - 1)) + decode(a(n / 2))) / 2)
     }
 
   def size: Long = 48 + 8L * values.values.length
@@ -148,12 +137,70 @@ final class DecimalMedianAccumulator(t: DecimalType) extends Accumulator {
     else {
       val a = values.sorted
       val n = a.length
-      if (n % 2 == 1) a(n / 2)
-      else {
-        val mean = a(n / 2 - 1).toJavaBigDecimal.add(a(n / 2).toJavaBigDecimal)
-          .divide(JBigDecimal.valueOf(2), t.scale, RoundingMode.DOWN)
-        Decimal(mean, t.precision, t.scale)
-      }
+      if (n % 2 == 1) a(n / 2) else DecimalMedianAccumulator.midpoint(t, a(n / 2 - 1), a(n / 2))
     }
   def size: Long = 48 + 64L * values.length
+}
+
+object DecimalMedianAccumulator {
+  /** The mean of two decimals of type `t`, truncated toward zero at its scale. */
+  def midpoint(t: DecimalType, a: Decimal, b: Decimal): Decimal = Decimal(
+    a.toJavaBigDecimal.add(b.toJavaBigDecimal).divide(JBigDecimal.valueOf(2), t.scale, RoundingMode.DOWN),
+    t.precision,
+    t.scale)
+}
+
+/**
+ * An order statistic of a sliding frame (median, percentile_cont): the frame's non-NULL values in an
+ * [[OrderStatistics]], so a row entering or leaving costs O(log w), where the list accumulators sort
+ * the frame again for each value. `K` is how a value is held: the sortable bits of a double, or the
+ * decimal. State and merge as the list accumulators' (a list of the values, ascending).
+ */
+abstract class SlidingOrderAccumulator[K <: AnyRef](elementType: DataType)(implicit ordering: Ordering[K])
+  extends Accumulator {
+  protected val values = new OrderStatistics[K]
+  protected def held(value: AnyRef): K
+  protected def internal(k: K): Any
+
+  def update(args: Values): Unit = if (!args.isNullAt(0)) values.add(held(args.copy(0, elementType)))
+  override def retract(args: Values): Unit = if (!args.isNullAt(0)) values.remove(held(args.get(0, elementType)))
+  override def supportsRetract: Boolean = true
+
+  def merge(state: Values): Unit = if (!state.isNullAt(0)) {
+    val list = state.getList(0)
+    var j = 0
+    while (j < list.numElements) { if (!list.isNullAt(j)) values.add(held(list.copy(j, elementType))); j += 1 }
+  }
+  def state(): Array[Any] = {
+    val out = new ArrayBuffer[Any](values.size.toInt)
+    values.foreach(v => out += internal(v))
+    Array(out.toArray)
+  }
+  def size: Long = 64 + 96L * values.entries
+}
+
+/** median over a sliding frame of floats or doubles (results as [[MedianAccumulator]]'s, to the bit). */
+final class SlidingMedianAccumulator(kind: ValueKind.DoubleLike)
+  extends SlidingOrderAccumulator[java.lang.Long](kind.dataType) {
+  import MedianAccumulator.{decode, encode}
+  protected def held(value: AnyRef): java.lang.Long = encode(value.asInstanceOf[java.lang.Number].doubleValue)
+  protected def internal(k: java.lang.Long): Any = kind.box(decode(k))
+  def evaluate(): Any = {
+    val n = values.size
+    if (n == 0) null
+    else if (n % 2 == 1) kind.box(decode(values.kth(n / 2)))
+    else kind.box((decode(values.kth(n / 2 - 1)) + decode(values.kth(n / 2))) / 2)
+  }
+}
+
+/** median over a sliding frame of decimals (results as [[DecimalMedianAccumulator]]'s). */
+final class SlidingDecimalMedianAccumulator(t: DecimalType) extends SlidingOrderAccumulator[Decimal](t) {
+  protected def held(value: AnyRef): Decimal = value.asInstanceOf[Decimal]
+  protected def internal(k: Decimal): Any = k
+  def evaluate(): Any = {
+    val n = values.size
+    if (n == 0) null
+    else if (n % 2 == 1) values.kth(n / 2)
+    else DecimalMedianAccumulator.midpoint(t, values.kth(n / 2 - 1), values.kth(n / 2))
+  }
 }

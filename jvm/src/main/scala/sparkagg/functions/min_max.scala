@@ -157,7 +157,7 @@ private[sparkagg] final class LongMinMaxFold(kind: ValueKind.LongLike, isMax: Bo
 /**
  * min / max for every group of float or double, in the total order of `java.lang.Double.compare` (NaN
  * greatest, -0.0 below 0.0): min starts at NaN, max at -infinity, so a group of only NaN or only
- * -infinity keeps the right answer (DataFusion 50's grouped path does not). A value replaces the fold
+ * -infinity keeps the right answer (DataFusion's grouped path does not). A value replaces the fold
  * only when strictly beyond it, as in [[DoubleMinMaxAccumulator]].
  */
 private[sparkagg] final class DoubleMinMaxFold(kind: ValueKind.DoubleLike, isMax: Boolean)

@@ -10,7 +10,9 @@ import sparkagg.api._
  * DataFusion-extra takes them). Equal frequencies: the smallest value wins (datafusion-extra-functions
  * 0.5.5's result), floats in Spark's order (NaN greatest). Floats count by their bits, as DataFusion's
  * hash of them does: -0.0 and 0.0 are two values, every NaN one. NULL on empty input. Retractable: a
- * frame's counts go down as rows leave. State: values, frequencies (two arrays, pair by pair).
+ * frame's counts go down as rows leave; over a sliding frame the values are also kept ranked by count
+ * ([[SlidingModeAccumulator]]), so a row costs O(log w) where a scan of the counts costs O(w). State:
+ * values, frequencies (two arrays, pair by pair).
  */
 object Mode extends FunctionDef {
   val name = "mode"
@@ -50,22 +52,30 @@ object Mode extends FunctionDef {
       val state = StructType(
         Seq(StructField("values", ArrayType(t, containsNull = false)),
           StructField("frequencies", ArrayType(LongType, containsNull = false))))
-      Right(Bound(t, state, () => new ModeAccumulator(t), stateCheck = stateCheck))
+      Right(
+        Bound(t, state, () => new ModeAccumulator(t),
+          newSlidingAccumulator = Some(() => new SlidingModeAccumulator(t)), stateCheck = stateCheck))
     case _ => Left(s"expects one argument of type $accepted")
   }
 }
 
 /** Counts per distinct value in a hash map (boxed floats compare by their bits there, as in DataFusion). */
-final class ModeAccumulator(t: DataType) extends Accumulator {
+class ModeAccumulator(t: DataType) extends Accumulator {
   private val counts = new JHashMap[AnyRef, java.lang.Long]()
 
   private def add(value: AnyRef, n: Long): Unit = {
-    val now = counts.getOrDefault(value, 0L) + n
+    val before = counts.getOrDefault(value, 0L)
+    val now = before + n
     if (now == 0) counts.remove(value) else counts.put(value, now)
+    counted(value, before, now)
   }
 
+  /** Told each change of a value's count (0: absent). */
+  protected def counted(value: AnyRef, before: Long, now: Long): Unit = ()
+
   def update(args: Values): Unit = if (!args.isNullAt(0)) add(args.copy(0, t), 1)
-  override def retract(args: Values): Unit = if (!args.isNullAt(0)) add(args.get(0, t), -1)
+  // A copy: the sliding variant ranks the value it is given, and the row it came from is reused.
+  override def retract(args: Values): Unit = if (!args.isNullAt(0)) add(args.copy(0, t), -1)
   override def supportsRetract: Boolean = true
 
   def merge(state: Values): Unit = if (!state.isNullAt(0)) {
@@ -92,4 +102,20 @@ final class ModeAccumulator(t: DataType) extends Accumulator {
   }
 
   def size: Long = 64L + 48L * counts.size
+}
+
+/** mode over a sliding frame: the counts, and the values ranked by count (highest first, then smallest),
+ *  so the mode is the first of the ranking. */
+final class SlidingModeAccumulator(t: DataType) extends ModeAccumulator(t) {
+  private final class Ranked(val count: Long, val value: AnyRef)
+  private val ranking = new java.util.TreeSet[Ranked]((a: Ranked, b: Ranked) =>
+    if (a.count != b.count) java.lang.Long.compare(b.count, a.count)
+    else a.value.asInstanceOf[Comparable[AnyRef]].compareTo(b.value))
+
+  override protected def counted(value: AnyRef, before: Long, now: Long): Unit = {
+    if (before > 0) ranking.remove(new Ranked(before, value))
+    if (now > 0) ranking.add(new Ranked(now, value))
+  }
+  override def evaluate(): Any = if (ranking.isEmpty) null else ranking.first.value
+  override def size: Long = super.size + 48L * ranking.size
 }

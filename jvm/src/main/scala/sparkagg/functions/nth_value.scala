@@ -2,13 +2,14 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
-import sparkagg.common.{OrderKeys, OrderedValues}
+import sparkagg.common.{OrderKeys, OrderedValues, SlidingOrderedRows}
 
 /**
  * nth_value(x, n) [WITHIN GROUP (ORDER BY key [DESC], ...)]: the value of x on the n-th row (1-based)
  * in the order of the keys, or without keys in the order rows were seen; a negative n counts from the
  * end (-1 is the last). NULL values count. NULL on empty input and when n is beyond the rows. n is a
- * constant integer other than 0. State: array_agg's, the values (and their keys) so far.
+ * constant integer other than 0. Over a sliding frame the frame's rows are kept in key order
+ * ([[SlidingNthValueAccumulator]], O(log w) a row). State: array_agg's, the values (and their keys) so far.
  */
 object NthValue extends FunctionDef {
   val name = "nth_value"
@@ -36,8 +37,14 @@ object NthValue extends FunctionDef {
               if (keys.isEmpty) (StructType(Seq(StructField(name, list))), () => new ArrayAggAccumulator(t))
               else
                 (OrderedValues.stateSchema(name, t, keys), () => new OrderedArrayAggAccumulator(t, keys, keyOffset = 2))
-            Right(Bound(t, state, () => new NthValueAccumulator(values(), k.longValue),
-                stateCheck = if (keys.isEmpty) StateCheck.AcceptAll else OrderedValues.stateCheck(name)))
+            Right(
+              Bound(
+                t,
+                state,
+                () => new NthValueAccumulator(values(), k.longValue),
+                newSlidingAccumulator = Some(() => new SlidingNthValueAccumulator(t, keys, k.longValue)),
+                stateCheck = if (keys.isEmpty) StateCheck.AcceptAll else OrderedValues.stateCheck(name)
+              ))
           case _ =>
             Left("expects a constant integer n other than 0 as its second argument (1 is the first row, -1 the last)")
         }
@@ -49,16 +56,31 @@ object NthValue extends FunctionDef {
     OrderedValues.argumentsOf(name, state, parameters)
 }
 
+/** Where the n-th of `count` values is, from 0; None beyond them. */
+private object NthPosition {
+  def index(n: Long, count: Long): Option[Long] = Some(if (n > 0) n - 1 else count + n).filter(i => i >= 0 && i < count)
+}
+
 /** The values in order, as array_agg keeps them; the n-th is picked when read. */
 final class NthValueAccumulator(values: Accumulator, n: Long) extends Accumulator {
   def update(args: Values): Unit = values.update(args)
   def merge(state: Values): Unit = values.merge(state)
   def state(): Array[Any] = values.state()
   def evaluate(): Any = values.evaluate() match {
-    case all: Array[Any] =>
-      val index = if (n > 0) n - 1 else all.length + n
-      if (index >= 0 && index < all.length) all(index.toInt) else null
+    case all: Array[Any] => NthPosition.index(n, all.length).map(i => all(i.toInt)).orNull
     case _ => null
   }
   def size: Long = values.size
+}
+
+/** nth_value over a sliding frame: the frame's rows in key order (arrival order without keys). */
+final class SlidingNthValueAccumulator(valueType: DataType, keys: OrderKeys, n: Long) extends Accumulator {
+  private val rows = new SlidingOrderedRows(valueType, keys)
+  def update(args: Values): Unit = rows.add(args, 0, 2)
+  override def retract(args: Values): Unit = rows.removeOldest(args, 2)
+  override def supportsRetract: Boolean = true
+  def merge(state: Values): Unit = rows.merge(state, 0)
+  def state(): Array[Any] = rows.state()
+  def evaluate(): Any = NthPosition.index(n, rows.size).map(rows.valueAt).orNull
+  def size: Long = rows.sizeInBytes
 }
