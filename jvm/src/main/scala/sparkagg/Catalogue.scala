@@ -59,8 +59,11 @@ object Catalogue {
   /** The grouped-path answer of one binding. */
   private def groupedOf(b: Bound): String = if (b.newGroupsAccumulator.isDefined) "native" else "adapter"
 
-  private def describe(args: Seq[Arg]): String =
-    args.map(a => a.dataType.simpleString + (if (a.sortKey.isDefined) " (order key)" else "")).mkString("(", ", ", ")")
+  private def nameOf(a: Arg): String = a.dataType.simpleString + (if (a.sortKey.isDefined) " (order key)" else "")
+
+  /** Whether argument lists (of type names, all one length) are every combination of their types per argument. */
+  private def isProduct(lists: Seq[Seq[String]]): Boolean =
+    lists.size == lists.head.indices.map(i => lists.map(_(i)).distinct.size).product
 
   def row(f: FunctionDef): Row = {
     val lists = f.withinGroup match {
@@ -82,12 +85,25 @@ object Catalogue {
           s"${byOrdering(false).head}; ${byOrdering(true).head} with WITHIN GROUP"
         case many =>
           // Each answer with the shortest argument lists of columns (no constants) that give it.
-          many.map { one =>
+          val said = many.map { one =>
             val giving = answers.collect { case (`one`, args) => args }
             val plain = giving.filter(_.forall(_.constant.isEmpty))
             val shortest = if (plain.isEmpty) giving.take(1) else plain.filter(_.size == plain.map(_.size).min)
-            s"$one for ${shortest.map(describe).distinct.mkString(", ")}"
-          }.mkString("; ")
+            one -> shortest.map(_.map(nameOf)).distinct
+          }
+          // Two answers, one for every combination of some types per argument (max_by's primitives):
+          // that one as "(a/b, a/b)", the other as "otherwise".
+          val crossed = said.collectFirst {
+            case (one, lists) if many.size == 2 && lists.head.size >= 2 && isProduct(lists) => one -> lists
+          }
+          crossed match {
+            case Some((one, lists)) =>
+              val perArgument = lists.head.indices.map(i => lists.map(_(i)).distinct.mkString("/"))
+              s"$one for ${perArgument.mkString("(", ", ", ")")}; ${many.filterNot(_ == one).head} otherwise"
+            case None =>
+              said.map { case (one, lists) => s"$one for ${lists.map(_.mkString("(", ", ", ")")).mkString(", ")}" }
+                .mkString("; ")
+          }
       }
     }
     val within = f.withinGroup match {

@@ -71,7 +71,16 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
         Case(ArrayAgg, Seq(StringType)),
         Case(ArrayAgg, Seq(IntegerType)),
         Case(ArrayAgg, Seq(DecimalType(10, 2)))
+      ) ++
+      Seq(
+        Seq(LongType, LongType),
+        Seq(DoubleType, DoubleType),
+        Seq(IntegerType, DoubleType),
+        Seq(BooleanType, DateType),
+        Seq(FloatType, TimestampType),
+        Seq(DoubleType, FloatType)
       )
+        .flatMap(types => Seq(Case(MaxBy, types), Case(MinBy, types)))
 
   // Functions without a native implementation: the adapter against the Accumulator.
   private val adapterCases: Seq[Case] = Seq(
@@ -81,7 +90,9 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     Case(Max, Seq(BinaryType)),
     Case(Median, Seq(DoubleType)),
     Case(Median, Seq(FloatType)),
-    Case(ApproxDistinct, Seq(StringType))
+    Case(ApproxDistinct, Seq(StringType)),
+    Case(MaxBy, Seq(StringType, LongType)),
+    Case(MinBy, Seq(LongType, StringType))
   )
 
   test("the functions with a native grouped path offer it; the others fall back to the adapter") {

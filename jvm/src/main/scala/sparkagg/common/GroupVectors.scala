@@ -80,6 +80,7 @@ final class BitVector {
   def bits: Array[Long] = words
   def get(g: Int): Boolean = (words(g >> 6) & (1L << g)) != 0
   def set(g: Int): Unit = words(g >> 6) |= 1L << g
+  def clear(g: Int): Unit = words(g >> 6) &= ~(1L << g)
 
   def resize(totalGroups: Int): Unit = if (totalGroups > len) {
     val need = Validity.words(totalGroups)

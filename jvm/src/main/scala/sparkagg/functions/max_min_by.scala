@@ -2,7 +2,7 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
-import sparkagg.common.OrderKeys
+import sparkagg.common._
 
 /**
  * max_by(x, y) and min_by(x, y): the x of the row with the largest (smallest) y, as DataFusion-extra gives
@@ -10,6 +10,8 @@ import sparkagg.common.OrderKeys
  * over y descending or ascending). Rows whose y is NULL are skipped; NULL when no row has a y (x itself
  * may be NULL). Equal ys: the first row to arrive wins, so across partitions any of them. y sorts as Spark
  * sorts (NaN greatest). State: the value, y (its field named with the direction), <name>_is_set.
+ * Grouped, x and y of primitive types (integers, boolean, date, timestamps, floats) run natively
+ * ([[ExtremeByGroups]]); sliding frames keep their rows in y order.
  */
 sealed abstract class ExtremeBy(val name: String, largest: Boolean, example: (String, String)) extends FunctionDef {
   private val isSet = s"${name}_is_set"
@@ -27,6 +29,7 @@ sealed abstract class ExtremeBy(val name: String, largest: Boolean, example: (St
     case Seq(x, y) if Types.isOrderable(y) =>
       val keys = OrderKeys(Seq(y), Seq(direction))
       val state = StructType(StructField(name, x) +: keys.fields :+ StructField(isSet, BooleanType))
+      val native = Seq(x, y).forall(PrimitiveBits.fits)
       Right(
         Bound(
           x,
@@ -34,7 +37,9 @@ sealed abstract class ExtremeBy(val name: String, largest: Boolean, example: (St
           () => new ExtremeByAccumulator(new FirstLastAccumulator(x, keys, 1, last = false, ignoreNulls = false)),
           newSlidingAccumulator = Some(() =>
             new ExtremeByAccumulator(new SlidingFirstLastAccumulator(x, keys, 1, last = false,
-                ignoreNulls = false)))
+                ignoreNulls = false))),
+          newGroupsAccumulator =
+            if (native) Some(() => new ExtremeByGroups(new PrimitiveBits(x), new PrimitiveBits(y), largest)) else None
         ))
     case Seq(_, y) => Left(s"cannot choose by a value of type ${y.simpleString} (accepted: ${Types.Orderable})")
     case _ => Left("expects two arguments: the value and the key it is chosen by")
@@ -63,4 +68,93 @@ final class ExtremeByAccumulator(chosen: Accumulator) extends Accumulator {
   def state(): Array[Any] = chosen.state()
   def evaluate(): Any = chosen.evaluate()
   def size: Long = chosen.size
+}
+
+/**
+ * A value of a primitive type in a Long, and back: integers, boolean, date and timestamps as their value,
+ * floats and doubles as bits that sort as Spark sorts them (NaN greatest, -0.0 before 0.0) and map back
+ * exactly, so one long comparison orders any of them.
+ */
+private[functions] final class PrimitiveBits(t: DataType) {
+  private val floating = t == FloatType || t == DoubleType
+  private val integral = if (floating) null else new ValueKind.LongLike(t)
+  private val doubles = if (floating) new ValueKind.DoubleLike(t) else null
+
+  def read(c: Column, row: Int): Long =
+    if (floating) MedianAccumulator.encode(doubles.readDouble(c, row)) else integral.readLong(c, row)
+
+  /** Rows of `bits` as a column of the type (NULL where `validity`'s bit is clear). */
+  def column(bits: Array[Long], validity: Array[Long]): Column =
+    if (floating) new DoubleColumn(bits.map(MedianAccumulator.decode), validity, bits.length)
+    else new LongColumn(bits, validity, bits.length)
+}
+
+private[functions] object PrimitiveBits {
+  def fits(t: DataType): Boolean = t match {
+    case BooleanType | ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType | DateType |
+        TimestampType =>
+      true
+    case other => other.typeName == "timestamp_ntz"
+  }
+}
+
+/**
+ * max_by / min_by for every group: the chosen x and its y as longs ([[PrimitiveBits]]), whether x is
+ * non-NULL and whether a row was chosen as bits. A row or state replaces a group's only with a strictly
+ * larger (smaller) y, so ties keep the first to arrive, as the row accumulator does.
+ */
+final class ExtremeByGroups(x: PrimitiveBits, y: PrimitiveBits, largest: Boolean) extends GroupsAccumulator {
+  private val xs = new LongVector
+  private val ys = new LongVector
+  private val xValid = new BitVector
+  private val chosen = new BitVector
+
+  private def resize(totalGroups: Int): Unit = {
+    xs.resize(totalGroups); ys.resize(totalGroups); xValid.resize(totalGroups); chosen.resize(totalGroups)
+  }
+
+  /** Offers row `i` of (xc, yc) to group g; yc's row is non-NULL. */
+  @inline private def offer(g: Int, xc: Column, yc: Column, i: Int): Unit = {
+    val key = y.read(yc, i)
+    if (!chosen.get(g) || (if (largest) key > ys.array(g) else key < ys.array(g))) {
+      ys.array(g) = key
+      chosen.set(g)
+      if (xc.isNullAt(i)) xValid.clear(g) else { xs.array(g) = x.read(xc, i); xValid.set(g) }
+    }
+  }
+
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val (xc, yc, f) = (values.column(0), values.column(1), filter.orNull)
+    var i = 0
+    while (i < values.numRows) {
+      if (GroupsAccumulator.keep(f, i) && !yc.isNullAt(i)) offer(groupIndices(i), xc, yc, i)
+      i += 1
+    }
+  }
+
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val (xc, yc, set, f) = (states.column(0), states.column(1), states.column(2), filter.orNull)
+    var i = 0
+    while (i < states.numRows) {
+      if (GroupsAccumulator.keep(f, i) && set.getBoolean(i)) offer(groupIndices(i), xc, yc, i)
+      i += 1
+    }
+  }
+
+  def evaluate(emit: EmitTo): Column = { chosen.emit(emit); ys.emit(emit); x.column(xs.emit(emit), xValid.emit(emit)) }
+
+  def state(emit: EmitTo): Array[Column] = {
+    val set = chosen.emit(emit)
+    val n = emit.count(xs.length)
+    Array(x.column(xs.emit(emit), xValid.emit(emit)), y.column(ys.emit(emit), set),
+      new BooleanColumn(Array.tabulate(n)(Validity.isValid(set, _)), null, n))
+  }
+
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
+    GroupsAccumulator.statesOfRows(new ExtremeByGroups(x, y, largest), values, filter)
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long = xs.size + ys.size + xValid.size + chosen.size
 }

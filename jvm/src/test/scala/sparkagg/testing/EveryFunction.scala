@@ -69,6 +69,8 @@ object EveryFunction {
     "max_by(s, u)",
     "any_value(IF(u = 7, dt, NULL))",
     "min_by(i, u)",
+    "max_by(d, u)",
+    "min_by(dt, -u / 3.0D)",
     "array_agg(d)",
     "array_agg(l)",
     "approx_percentile_cont(d, 0.4)",
