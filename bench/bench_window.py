@@ -1,7 +1,10 @@
-"""Sliding windows: 1M rows in 10 partitions, ROWS BETWEEN w PRECEDING AND CURRENT ROW for w = 10 ... 10000.
-sparkagg's window operator (update + retract, O(n)) against Spark's default frame evaluation (recompute,
-O(n x w)) and Spark 4.3's segment tree, for avg and max; df_count(DISTINCT x) against df_avg.
-Times and ratios measured in this one run.
+"""Sliding windows: ROWS BETWEEN w PRECEDING AND CURRENT ROW for w = 10 ... 10000, rows in 10 partitions.
+sparkagg's window operator (update + retract) against Spark's default frame evaluation (recompute,
+O(n x w)) and Spark's segment tree: avg and max over 1M rows; the order statistics and counts (median,
+percentile_cont, mode, first_value WITHIN GROUP against Spark's percentile, mode and min_by; Spark's
+median and percentile_cont refuse a sliding frame) over the first 200k of them, since Spark recomputes
+each of those by sorting or counting the frame; df_count(DISTINCT x) against df_avg. Times and ratios
+measured in this one run.
 
     .venv/bin/python bench/bench_window.py [--rows N] [--widths 10,100,1000,10000] [--repeat R] [--out DIR]
 
@@ -12,51 +15,73 @@ from __future__ import annotations
 import common
 
 SEGMENT_TREE = "spark.sql.window.segmentTree.enabled"
+# (sparkagg's name, its call, Spark's name, Spark's call, over the order-statistics table)
+PAIRS = [
+    ("df_avg", "df_avg(x)", "avg", "avg(x)", False),
+    ("df_max", "df_max(x)", "max", "max(x)", False),
+    ("df_median", "df_median(x)", "percentile 0.5", "percentile(x, 0.5)", True),
+    ("df_percentile_cont", "df_percentile_cont(0.9) WITHIN GROUP (ORDER BY x)", "percentile 0.9",
+     "percentile(x, 0.9)", True),
+    ("df_mode", "df_mode(v)", "mode", "mode(v)", True),
+    ("df_first_value", "df_first_value(x) WITHIN GROUP (ORDER BY v)", "min_by", "min_by(x, v)", True),
+]
+# Spark's recompute is O(n x w): beyond this width it takes minutes a query. So is its segment tree for
+# the order statistics and counts, whose buffers merge in O(w).
+RECOMPUTE_UP_TO = 1000
 
 
 def main(rows: int, widths: list[int], repeat: int = 3, out=common.RESULTS) -> None:
     spark = common.session()
+    stat_rows = min(rows, 200_000)
     spark.sql(f"SELECT id % 10 AS p, id AS t, rand(1) * 100 AS x, CAST(rand(2) * 1000 AS INT) AS v "
               f"FROM range({rows})").cache().createOrReplaceTempView("wb")
     spark.table("wb").count()
-    print(f"bench_window: {rows:,} rows in 10 partitions, local[2], best of {repeat} (noop write)")
+    spark.sql(f"SELECT * FROM wb WHERE t < {stat_rows}").cache().createOrReplaceTempView("ws")
+    spark.table("ws").count()
+    print(f"bench_window: {rows:,} rows (order statistics: {stat_rows:,}) in 10 partitions, local[2], "
+          f"best of {repeat} (noop write)")
 
-    def run(label: str, call: str, w: int, segment_tree: bool = False, repeat: int = repeat) -> float:
+    def run(label: str, call: str, w: int, table: str, segment_tree: bool = False, repeat: int = repeat) -> float:
         spark.conf.set(SEGMENT_TREE, str(segment_tree).lower())
-        sql = f"SELECT {call} OVER (PARTITION BY p ORDER BY t ROWS BETWEEN {w} PRECEDING AND CURRENT ROW) FROM wb"
+        sql = f"SELECT {call} OVER (PARTITION BY p ORDER BY t ROWS BETWEEN {w} PRECEDING AND CURRENT ROW) FROM {table}"
         return common.timed(spark, label, sql, repeat)
 
-    run("warm-up", "df_avg(x)", 10, repeat=1)
+    run("warm-up", "df_avg(x)", 10, "wb", repeat=1)
     results = {}
     for w in widths:
         print(f"w = {w}:")
-        t = {"df_avg": run("df_avg", "df_avg(x)", w), "df_max": run("df_max", "df_max(x)", w),
-             "df_count_distinct": run("df_count(DISTINCT v)", "df_count(DISTINCT v)", w)}
-        if w <= 1000:  # Spark's recompute is O(n x w): 10000 would take minutes
-            t["avg"] = run("Spark avg (recompute)", "avg(x)", w, repeat=1)
-            t["max"] = run("Spark max (recompute)", "max(x)", w, repeat=1)
-        t["avg_tree"] = run("Spark avg (segment tree)", "avg(x)", w, segment_tree=True)
-        t["max_tree"] = run("Spark max (segment tree)", "max(x)", w, segment_tree=True)
+        t = {}
+        for ours, our_call, theirs, their_call, stats in PAIRS:
+            table = "ws" if stats else "wb"
+            t[ours] = run(ours, our_call, w, table)
+            if w <= RECOMPUTE_UP_TO:
+                t[theirs] = run(f"Spark {theirs} (recompute)", their_call, w, table, repeat=1)
+            if w <= RECOMPUTE_UP_TO or not stats:
+                t[f"{theirs}_tree"] = run(f"Spark {theirs} (segment tree)", their_call, w, table, segment_tree=True,
+                                          repeat=1 if stats else repeat)
+        t["df_count_distinct"] = run("df_count(DISTINCT v)", "df_count(DISTINCT v)", w, "wb")
         results[w] = t
     print("ratios:")
     first, last = widths[0], widths[-1]
-    for f in ("df_avg", "df_max", "df_count_distinct"):
-        print(common.ratio_line(f"{f}: w={last} / w={first} (flat is 1.0)", results[last][f], results[first][f]))
+    for ours, *_ in PAIRS:
+        print(common.ratio_line(f"{ours}: w={last} / w={first} (flat is 1.0)", results[last][ours],
+                                results[first][ours]))
     for w in widths:
         t = results[w]
-        for ours, theirs in (("df_avg", "avg"), ("df_max", "max")):
+        for ours, _, theirs, _, _ in PAIRS:
             if theirs in t:
                 print(common.ratio_line(f"Spark {theirs} recompute / {ours}, w={w} (speed-up)", t[theirs], t[ours]))
-            print(common.ratio_line(f"{ours} / Spark {theirs} segment tree, w={w}", t[ours], t[f"{theirs}_tree"]))
+            if f"{theirs}_tree" in t:
+                print(common.ratio_line(f"{ours} / Spark {theirs} segment tree, w={w}", t[ours], t[f"{theirs}_tree"]))
         print(common.ratio_line(f"df_count(DISTINCT) / df_avg, w={w}", t["df_count_distinct"], t["df_avg"]))
     recorder = common.Recorder("bench_window", "sliding windows", rows, repeat)
-    chart = f"Sliding windows, {rows:,} rows, ROWS BETWEEN w PRECEDING AND CURRENT ROW: sparkagg / other"
+    chart = "Sliding windows, ROWS BETWEEN w PRECEDING AND CURRENT ROW: sparkagg / other"
     groups = [f"w = {w}" for w in widths]
     for w, group in zip(widths, groups):
         t = results[w]
-        for ours, theirs in (("df_avg", "avg"), ("df_max", "max")):
+        for ours, _, theirs, _, _ in PAIRS:
             recorder.add(chart, groups, ours, f"Spark {theirs}, default (recompute)", group, t[ours], t.get(theirs))
-            recorder.add(chart, groups, ours, f"Spark {theirs}, segment tree", group, t[ours], t[f"{theirs}_tree"])
+            recorder.add(chart, groups, ours, f"Spark {theirs}, segment tree", group, t[ours], t.get(f"{theirs}_tree"))
         recorder.add(chart, groups, "df_count(DISTINCT v)", "df_avg", group, t["df_count_distinct"], t["df_avg"])
         recorder.add(chart, groups, "df_avg", f"df_avg at w = {first}", group, t["df_avg"], results[first]["df_avg"])
     recorder.write(spark, out)

@@ -12,7 +12,8 @@ from sparkagg import reference
 
 CALLS = ["avg(d)", "sum(l)", "sum(m)", "count(i)", "min(s)", "max(d)", "var_pop(f)", "bit_xor(i)",
          "bool_or(b)", "corr(f, i)", "regr_slope(f, l)", "skewness(f)", "kurtosis(i)", "kurtosis_pop(d)",
-         "mode(s)"]
+         "mode(s)", "mode(i)", "median(d)", "median(i)", "median(m)", "first_value(s)", "last_value(d)",
+         "max_by(s, f)", "min_by(i, l)", "any_value(s)"]
 FRAMES = [(3, 0), (10, 2), (0, 5), (40, 40)]
 
 
