@@ -50,3 +50,22 @@ def test_count_distinct_over_a_sliding_frame(spark):
                      "FROM VALUES (1, 'a'), (2, 'b'), (3, 'a'), (4, NULL), (5, 'c'), (6, 'c') AS t(i, x) "
                      "ORDER BY i").collect()
     assert [r[0] for r in rows] == [1, 2, 2, 2, 2, 1]
+
+
+@pytest.mark.parametrize("preceding,following", FRAMES)
+def test_order_statistics_over_sliding_frames_match_datafusion(spark, table, preceding, following):
+    """median and percentile_cont slide in DataFusion 55 too: the same frames there (p = 0.25 keeps the
+    interpolation weight exact in DataFusion's six decimals)."""
+    calls = ["median(d)", "median(i)", "median(f)", "percentile_cont(d, 0.25)"]
+    frame = f"ROWS BETWEEN {preceding} PRECEDING AND {following} FOLLOWING"
+
+    def query(prefix: str) -> str:
+        cols = ", ".join(f"{prefix}{c} OVER (PARTITION BY k ORDER BY o {frame})" for c in calls)
+        return f"SELECT o, {cols} FROM t ORDER BY o"
+
+    data.to_spark(spark, table, 3).createOrReplaceTempView("t")
+    got = [tuple(r) for r in spark.sql(query("df_")).collect()]
+    want = oracle.run(table, query(""))
+    assert len(got) == len(want) == table.num_rows
+    for g, w in zip(got, want):
+        assert g[0] == w[0] and all(oracle.same(a, b) for a, b in zip(g[1:], w[1:])), (g, w)
