@@ -9,8 +9,9 @@ import sparkagg.api._
 /**
  * `f(DISTINCT x)` over a sliding window frame (Spark handles DISTINCT everywhere else, and rejects it in
  * windows): a value -> multiplicity map in front of f's accumulator feeds f each value once, and
- * retracts it when its last copy leaves the frame. So it retracts whenever f does. NULLs are skipped;
- * doubles are told apart by their bits, so +0.0 and -0.0 are two values and a NaN is one.
+ * retracts it when its last copy leaves the frame. When f cannot retract, a value leaving for good asks
+ * the window to rebuild the frame's accumulator instead (it has no state to slide on two stacks with).
+ * NULLs are skipped; doubles are told apart by their bits, so +0.0 and -0.0 are two values and a NaN is one.
  */
 final case class Distinct(inner: FunctionDef) extends FunctionDef {
   def name: String = inner.name
@@ -28,6 +29,7 @@ final case class Distinct(inner: FunctionDef) extends FunctionDef {
 
 final class DistinctAccumulator(inner: Accumulator, dataType: DataType) extends Accumulator {
   private val multiplicity = new JHashMap[AnyRef, Array[Long]]()
+  private var stale = false
 
   /** A key that stays valid after the row is gone, equal for equal values. */
   private def key(args: Values): AnyRef = dataType match {
@@ -50,12 +52,15 @@ final class DistinctAccumulator(inner: Accumulator, dataType: DataType) extends 
     val count = multiplicity.get(k)
     if (count != null) {
       count(0) -= 1
-      if (count(0) == 0) { multiplicity.remove(k); inner.retract(args) }
+      if (count(0) == 0) {
+        multiplicity.remove(k)
+        if (inner.supportsRetract) inner.retract(args) else stale = true
+      }
     }
   }
 
-  override def supportsRetract: Boolean = inner.supportsRetract
-  override def needsRebuild: Boolean = inner.needsRebuild
+  override def supportsRetract: Boolean = true
+  override def needsRebuild: Boolean = stale || inner.needsRebuild
 
   def merge(state: Values): Unit =
     throw new UnsupportedOperationException("a DISTINCT window aggregate is never merged")
