@@ -71,3 +71,14 @@ SELECT df_skewness(x), df_kurtosis(x), df_kurtosis_pop(x), df_kurtosis_pop(y), d
 SELECT df_mode(x), df_mode(s), df_mode(n) FROM VALUES (9, 'b', CAST(NULL AS INT)), (9, 'a', NULL), (5, 'a', NULL), (5, 'b', NULL), (1, NULL, NULL) AS t(x, s, n);
 -- expect:
 -- 5 | a | NULL
+
+-- case: over no rows beside two DISTINCT aggregates (Spark's expand rewrite), count, regr_count and approx_distinct are 0, as alone
+SELECT df_count(x), df_regr_count(x, y), df_approx_distinct(x), df_sum(DISTINCT x), df_avg(DISTINCT y) FROM VALUES (1, 2) AS t(x, y) WHERE x > 1;
+-- expect:
+-- 0 | 0 | 0 | NULL | NULL
+
+-- case: a correlated scalar subquery's count is 0 where no row matches, as Spark's count
+SELECT a.k, (SELECT df_count(b.x) FROM VALUES (1, 10) AS b(k, x) WHERE b.k = a.k) FROM VALUES (1), (2) AS a(k) ORDER BY a.k;
+-- expect:
+-- 1 | 1
+-- 2 | 0

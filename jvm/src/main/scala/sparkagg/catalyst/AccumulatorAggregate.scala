@@ -119,6 +119,12 @@ case class AccumulatorAggregate(
     catch { case e: ArithmeticException => throw overflow(e) }
   }
 
+  /** The value over no rows (count's 0; a `_state`'s empty state), which Spark's rewrites put back where
+   *  they leave an aggregate without rows: the expand of several DISTINCT aggregates, a correlated scalar
+   *  subquery turned into a join. Without it they would give NULL where the function gives 0. */
+  override def defaultResult: Option[Literal] =
+    if (binding.isLeft) None else Option(eval(createAggregationBuffer())).map(Literal(_, dataType))
+
   override def serialize(buffer: AnyRef): Array[Byte] =
     try call.codec.encode(call.stateRow(buffer.asInstanceOf[Accumulator].state()))
     catch { case e: ArithmeticException => throw overflow(e) }
