@@ -16,7 +16,7 @@ artifact_of   = sparkagg-spark$(1)_$(call scala_of,$(1))
 project_of    = $(if $(filter $(DEFAULT),$(1)),root,spark$(subst .,,$(1)))
 JAR          := target/jars/$(call artifact_of,$(DEFAULT)).jar
 
-.PHONY: all venv venvs jar jars lint test test-scala test-python test-versions demo bench bench-deps wheel clean
+.PHONY: all venv venvs jar jars lint test test-scala test-python test-versions demo bench bench-deps wheel fuzz clean
 
 all: jar
 
@@ -98,6 +98,17 @@ test-versions: wheel venvs
 
 demo: jar
 	$(VENV)/bin/sparkagg demo
+
+# The differential fuzzer (tests/fuzz/): generated queries on Spark against DataFusion 55 for FUZZ_SECONDS
+# (300) or FUZZ_COUNT queries, from FUZZ_SEED; FUZZ_SPARK=3.5 (any minor) runs it from that minor's venv
+# with the wheel. Differences are printed as found, shrunk, and saved under sql/fuzz/.
+FUZZ_SEED   ?= 1
+FUZZ_SPARK  ?= $(DEFAULT)
+FUZZ_ON_DEFAULT = $(filter $(DEFAULT),$(FUZZ_SPARK))
+fuzz: $(if $(FUZZ_ON_DEFAULT),jar,wheel .venvs/spark-$(FUZZ_SPARK)/.installed)
+	$(if $(FUZZ_ON_DEFAULT),,.venvs/spark-$(FUZZ_SPARK)/bin/python -m pip install -q --no-deps --force-reinstall $(WHEEL))
+	$(if $(FUZZ_ON_DEFAULT),$(PY),.venvs/spark-$(FUZZ_SPARK)/bin/python) tests/fuzz --seed $(FUZZ_SEED) \
+	  $(if $(FUZZ_COUNT),--count $(FUZZ_COUNT),--seconds $(or $(FUZZ_SECONDS),300))
 
 # Each script prints its figures and records its ratios in $(BENCH_OUT)/<script>.json; plot.py draws
 # them all into $(BENCH_OUT)/bench.png (bench/results/bench.png is the README's plot). BENCH_ROWS=N makes

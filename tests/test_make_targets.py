@@ -17,6 +17,7 @@ NOT_RUN = {
     "make test": "the CI's command, which runs this suite",
     "make test-versions": "a step of make test, which runs this suite after it",
     "make bench": "the full benchmarks take many minutes; test_make_bench_quick_trial runs the same steps",
+    "make fuzz": "five minutes of queries by default; test_make_fuzz runs the same target for a count",
 }
 BENCH_OUT = Path("/tmp/sparkagg-bench")
 BENCH_SCRIPTS = ["bench_avg_sum", "bench_numeric", "bench_collections", "bench_window", "bench_grouped",
@@ -89,3 +90,12 @@ def test_make_bench_quick_trial():
         assert json.loads((BENCH_OUT / f"{script}.json").read_text())["rows"] == 20000
     assert (BENCH_OUT / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert {p.name: p.stat().st_mtime_ns for p in (ROOT / "bench" / "results").iterdir()} == committed
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("line,queries", [("make fuzz FUZZ_COUNT=30", 30),
+                                          ("make fuzz FUZZ_SPARK=3.5 FUZZ_COUNT=20", 20)])
+def test_make_fuzz(line, queries):
+    result = run_documented(line, timeout=1800)
+    assert result.returncode == 0, _tail(result)
+    assert f"{queries} queries compared" in result.stdout and ", 0 differences" in result.stdout, _tail(result)
