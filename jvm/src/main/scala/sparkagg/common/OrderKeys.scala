@@ -220,9 +220,8 @@ private[sparkagg] object OrderedValues {
 }
 
 /**
- * A sliding frame's rows in the order of their keys, ties in arrival order: first_value, last_value and
- * nth_value take the k-th in O(log w) as rows come and go, where the plain accumulators keep one row
- * (which a leaving row can take away) or sort the frame. Rows leave a frame in the order they entered,
+ * A sliding frame's rows in the order of their keys, ties in arrival order: nth_value takes the k-th in
+ * O(log w) as rows come and go, where its plain accumulator sorts the frame. Rows leave a frame in the order they entered,
  * so the one leaving is the oldest still held: its arrival number finds it.
  */
 private[sparkagg] final class SlidingOrderedRows(valueType: DataType, keys: OrderKeys) {

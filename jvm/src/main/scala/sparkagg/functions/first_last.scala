@@ -2,7 +2,7 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
-import sparkagg.common.{OrderKeys, OrderedValues, SlidingOrderedRows}
+import sparkagg.common.{OrderKeys, OrderedValues}
 
 /**
  * first_value(x [, ignore_nulls]) and last_value(x [, ignore_nulls]) [WITHIN GROUP (ORDER BY key
@@ -10,7 +10,7 @@ import sparkagg.common.{OrderKeys, OrderedValues, SlidingOrderedRows}
  * first (last) row seen, which partitioning may change. NULL values count unless `ignore_nulls` is true
  * (DataFusion's IGNORE NULLS; Spark's parser keeps that clause for its own first/last, and takes the
  * same boolean for them). NULL on empty input. Equal keys: the first (last) to arrive wins. Over a
- * sliding frame the frame's rows are kept in key order ([[SlidingFirstLastAccumulator]], O(log w) a row).
+ * sliding frame, a monotonic queue of the frame's rows by key ([[SlidingFirstLastAccumulator]], O(1) a row).
  * State: the value, its keys (field names carry their directions), <name>_is_set (DataFusion 55's names).
  */
 sealed abstract class FirstLast(val name: String, last: Boolean, examples: Seq[(String, String)]) extends FunctionDef {
@@ -148,21 +148,45 @@ final class FirstLastAccumulator(valueType: DataType, keys: OrderKeys, keyOffset
   def size: Long = 48 + OrderedValues.sizeOf(value) + (if (keyRow == null) 0 else keyRow.map(OrderedValues.sizeOf).sum)
 }
 
-/** first_value / last_value over a sliding frame: the frame's rows in key order, the first or last taken. */
+/**
+ * first_value / last_value (and any_value, max_by, min_by) over a sliding frame: a monotonic queue of the
+ * frame's rows, as min/max's, O(1) amortised a row. A row stays while no later row would be chosen over
+ * it: for first_value while no later row has a smaller key (an equal key does not displace it, the older
+ * wins), for last_value while no later row has a key as great. The front is the chosen row. Rows leave in
+ * the order they arrived, so a leaving row is the front or already displaced.
+ */
 final class SlidingFirstLastAccumulator(valueType: DataType, keys: OrderKeys, keyOffset: Int, last: Boolean,
     ignoreNulls: Boolean)
   extends Accumulator {
-  private val rows = new SlidingOrderedRows(valueType, keys)
+  private final class Held(val arrival: Long, val value: Any, val keyRow: Array[Any])
+  private val queue = new java.util.ArrayDeque[Held]()
+  private val noKeys = Array.empty[Any]
+  private var arrived = 0L
+  private var left = 0L
   private def counts(args: Values): Boolean = !(ignoreNulls && args.isNullAt(0))
-  private def chosen: Long = if (last) rows.size - 1 else 0
 
-  def update(args: Values): Unit = if (counts(args)) rows.add(args, 0, keyOffset)
-  override def retract(args: Values): Unit = if (counts(args)) rows.removeOldest(args, keyOffset)
+  private def displaces(v: Values, keysAt: Int, held: Held): Boolean = {
+    val c = keys.compareRow(v, keysAt, held.keyRow)
+    if (last) c >= 0 else c < 0
+  }
+
+  private def arrive(v: Values, valueAt: Int, keysAt: Int): Unit = {
+    while (!queue.isEmpty && displaces(v, keysAt, queue.peekLast)) queue.pollLast()
+    val value = if (v.isNullAt(valueAt)) null else v.copy(valueAt, valueType)
+    queue.addLast(new Held(arrived, value, if (keys.isEmpty) noKeys else keys.read(v, keysAt)))
+    arrived += 1
+  }
+
+  def update(args: Values): Unit = if (counts(args)) arrive(args, 0, keyOffset)
+  override def retract(args: Values): Unit = if (counts(args)) {
+    if (!queue.isEmpty && queue.peekFirst.arrival == left) queue.pollFirst()
+    left += 1
+  }
   override def supportsRetract: Boolean = true
-  def merge(state: Values): Unit = if (state.getBoolean(keys.size + 1)) rows.add(state, 0, 1)
+  def merge(state: Values): Unit = if (state.getBoolean(keys.size + 1)) arrive(state, 0, 1)
   def state(): Array[Any] =
-    if (rows.size == 0) (null +: Array.fill[Any](keys.size)(null)) :+ false
-    else (rows.valueAt(chosen) +: rows.keysAt(chosen)) :+ true
-  def evaluate(): Any = if (rows.size == 0) null else rows.valueAt(chosen)
-  def size: Long = rows.sizeInBytes
+    if (queue.isEmpty) (null +: Array.fill[Any](keys.size)(null)) :+ false
+    else (queue.peekFirst.value +: queue.peekFirst.keyRow) :+ true
+  def evaluate(): Any = if (queue.isEmpty) null else queue.peekFirst.value
+  def size: Long = 48 + 64L * queue.size
 }

@@ -11,7 +11,7 @@ import sparkagg.common._
  * may be NULL). Equal ys: the first row to arrive wins, so across partitions any of them. y sorts as Spark
  * sorts (NaN greatest). State: the value, y (its field named with the direction), <name>_is_set.
  * Grouped, x and y of primitive types (integers, boolean, date, timestamps, floats) run natively
- * ([[ExtremeByGroups]]); sliding frames keep their rows in y order.
+ * ([[ExtremeByGroups]]); sliding frames keep a monotonic queue of their rows by y.
  */
 sealed abstract class ExtremeBy(val name: String, largest: Boolean, example: (String, String)) extends FunctionDef {
   private val isSet = s"${name}_is_set"
