@@ -5,71 +5,24 @@ and registers functions by class name."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 import sparkagg
+from connect_server import ConnectServer
 
 # 8 one-row tasks sleeping 0.7 s each.
 SLOW_QUERY = ("SELECT df_sum(id) AS s, df_count(*) AS n FROM (SELECT id, java_method('java.lang.Thread', "
               "'sleep', 700L) AS r FROM range(0, 8, 1, 8)) WHERE r IS NOT NULL")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class _Server:
-    """A Spark Connect server of the installed pyspark on a free port, with the given settings; its whole
-    process group is stopped on exit (the script's JVM outlives a terminated bash)."""
-
-    def __init__(self, folder: Path, *settings: str):
-        import pyspark
-        home = Path(pyspark.__file__).parent
-        self.port = _free_port()
-        self.url = f"sc://127.0.0.1:{self.port}"
-        self.log = open(folder / "server.log", "w")
-        self.env = {**os.environ, "SPARK_HOME": str(home), "PYSPARK_PYTHON": sys.executable,
-                    "SPARK_LOG_DIR": str(folder), "SPARK_PID_DIR": str(folder)}
-        self.process = subprocess.Popen(
-            ["bash", str(home / "sbin" / "start-connect-server.sh"), "--wait", "--master", "local[2]", *settings,
-             "--conf", f"spark.connect.grpc.binding.port={self.port}", "--conf", "spark.ui.enabled=false"],
-            stdout=self.log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True)
-
-    def __enter__(self):
-        deadline = time.time() + 180
-        while time.time() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return self
-            if self.process.poll() is not None:
-                pytest.fail(f"the Spark Connect server exited: {Path(self.log.name).read_text()[-3000:]}")
-            time.sleep(1)
-        self.__exit__()
-        pytest.fail("the Spark Connect server did not open its port in 180 s")
-
-    def __exit__(self, *_):
-        try:
-            os.killpg(self.process.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        self.process.wait(timeout=60)
-        self.log.close()
-
-
 @pytest.fixture(scope="module")
 def remote(tmp_path_factory) -> dict:
     """Starts the server, runs the client against it, returns the client's results by check."""
-    with _Server(tmp_path_factory.mktemp("connect"), "--jars", sparkagg.jar_path(),
+    with ConnectServer(tmp_path_factory.mktemp("connect"), "--jars", sparkagg.jar_path(),
                  "--conf", f"spark.sql.extensions={sparkagg.EXTENSIONS}",
                  "--conf", "spark.connect.progress.reportInterval=500ms") as server:
         port, env = server.port, server.env
@@ -144,7 +97,7 @@ print(json.dumps([list(r) for r in rows]))
 
 
 def test_registered_by_class_name_on_a_server_without_the_extension(tmp_path):
-    with _Server(tmp_path) as server:
+    with ConnectServer(tmp_path) as server:
         client = subprocess.run([sys.executable, "-c", BY_CLASS_NAME_CLIENT, server.url, sparkagg.jar_path()],
                                 capture_output=True, text=True, timeout=300, env=server.env)
     assert client.returncode == 0, client.stderr[-3000:]
