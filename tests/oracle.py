@@ -29,12 +29,13 @@ def run(table: pa.Table, sql: str, config: datafusion.SessionConfig | None = Non
     return [tuple(r.values()) for r in result.to_pylist()]
 
 
-def same(a, b, rel: float = 1e-9) -> bool:
-    """Equal results: floats to ``rel`` (NaN equals NaN, infinities exactly), decimals by value."""
+def same(a, b, rel: float = 1e-9, abs_tol: float = 1e-300) -> bool:
+    """Equal results: floats to ``rel`` or within ``abs_tol`` (NaN equals NaN, an infinity only itself),
+    decimals by value."""
     if isinstance(a, float) and isinstance(b, float):
         if math.isnan(a) or math.isnan(b):
             return math.isnan(a) and math.isnan(b)
-        return math.isclose(a, b, rel_tol=rel, abs_tol=1e-300)
+        return math.isclose(a, b, rel_tol=rel, abs_tol=abs_tol)
     if isinstance(a, Decimal) and isinstance(b, Decimal):
         return a == b
     return a == b

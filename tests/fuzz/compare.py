@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
+import oracle
+
 REL = 1e-6
 ABS = 1e-9
 RANK_TOLERANCE = 0.03
@@ -23,14 +25,12 @@ COUNT_TOLERANCE = 0.03
 
 
 def same(a, b, abs_tol: float = ABS) -> bool:
+    """oracle.same to REL, element by element in lists, a decimal equal to a float of its value, and
+    otherwise values of one type only (an integer is not a boolean)."""
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if isinstance(a, float) and isinstance(b, float):
-        if math.isnan(a) or math.isnan(b):
-            return math.isnan(a) and math.isnan(b)
-        if math.isinf(a) or math.isinf(b):
-            return a == b
-        return math.isclose(a, b, rel_tol=REL, abs_tol=abs_tol)
+        return oracle.same(a, b, REL, abs_tol)
     if isinstance(a, (float, Decimal)) and isinstance(b, (float, Decimal)) and type(a) is not type(b):
         return same(float(a), float(b), abs_tol)
     return type(a) is type(b) and a == b if a is not None and b is not None else a is b
