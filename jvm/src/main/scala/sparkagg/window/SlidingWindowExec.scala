@@ -297,7 +297,9 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
     frame.function.call.result(result)
   }
 
-  /** Moves rows [from, added) from the back to the front, as suffix states; the back starts empty. */
+  /** Moves rows [from, added) from the back to the front, as suffix states; the back starts empty. Each
+   *  suffix takes its own row before the later rows' state, so that functions that keep arrival order
+   *  (array_agg, string_agg, first_value without keys) see the frame in order. */
   private def rebuildFront(from: Int): Unit = {
     val rows = buffer.iterator(from)
     val args = Array.fill(added - from)(arguments(rows.next()).copy())
@@ -305,9 +307,9 @@ private[window] final class FrameEvaluator(frame: SlidingFrame, arguments: Unsaf
     var k = args.length - 1
     while (k >= 0) {
       val suffix = frame.function.call.newSlidingAccumulator()
-      if (k + 1 < args.length) suffix.merge(RowValues.of(frontStates(k + 1)))
       view.row = args(k)
       suffix.update(view)
+      if (k + 1 < args.length) suffix.merge(RowValues.of(frontStates(k + 1)))
       frontStates(k) = frame.function.call.stateRow(suffix.state())
       k -= 1
     }
