@@ -6,8 +6,12 @@
   sorted;
 - member: any_value, one of the group's non-NULL values (the oracle gives the group's values), NULL when none;
 - nan_min / nan_max: min/max of doubles in Spark's order (NaN greatest), from the group's values;
-- rank:p: a t-digest percentile, whose rank among the group's values is within 3% (+1 value) of p;
+- rank:p: a t-digest percentile, whose rank among the group's values (between its neighbours where it
+  falls in a gap) is within 3% (+1 value) of p;
 - approx_count: an HLL estimate within 3% (+2) of the exact count of distinct values;
+- model:fn:column: the reference model's fn over the group's values of column (skewness and kurtosis:
+  DataFusion-extra sums powers, which cancel into noise where values sit far from 0 relative to their
+  spread, README's Deviations);
 - percentile:p[:desc]: percentile_cont of doubles worked out here from the group's values, in Spark's order
   (NaN greatest), interpolated as DataFusion's ungrouped percentile_cont does (its grouped one, with a NaN
   among the values, passes over it: README's Deviations)."""
@@ -16,7 +20,12 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
+import pyarrow as pa
+
 import oracle
+from sparkagg import reference
+
+from . import tables
 
 REL = 1e-6
 ABS = 1e-9
@@ -73,6 +82,11 @@ def cell(kind: str, got, want, abs_tol: float = ABS) -> bool:
         else:
             expected = min(numbers) if numbers else math.nan
         return same(got, expected)
+    if kind.startswith("model:"):
+        _, fn, column = kind.split(":")
+        arg_type = tables.SCHEMA.field(column).type
+        expected = reference.drivers.aggregate(fn, [arg_type], [pa.array(want or [], arg_type)])[None]
+        return same(got, expected, abs_tol)
     if kind.startswith("percentile:"):
         if not values:
             return got is None
@@ -88,9 +102,13 @@ def cell(kind: str, got, want, abs_tol: float = ABS) -> bool:
             return got is None
         if got is None:
             return False
+        # A digest interpolates between centroids, so its answer may fall in a gap between two values:
+        # it ranks anywhere from the lower neighbour's first copy to the upper neighbour's last.
         p, n = float(kind[5:]), len(values)
-        below = sum(1 for v in values if v < got)
-        at_or_below = sum(1 for v in values if v <= got)
+        lower = max((v for v in values if v <= got), default=got)
+        upper = min((v for v in values if v >= got), default=got)
+        below = sum(1 for v in values if v < lower)
+        at_or_below = sum(1 for v in values if v <= upper)
         slack = RANK_TOLERANCE * n + 1
         return below - slack <= p * n <= at_or_below + slack
     raise ValueError(f"unknown comparison {kind!r}")
