@@ -23,8 +23,8 @@ def test_generated_queries_agree_with_datafusion(spark):
     assert report.run == SHORT_RUN
     assert not report.failures, "\n".join(messages)
     # the short run reaches every shape of query, not only the easy ones
-    for feature in ("aggregate", "window", "reference_window", "state", "frame=ROWS", "frame=RANGE", "filter",
-                    "distinct", "having", "keys=0", "keys=3"):
+    for feature in ("aggregate", "window", "reference_window", "state", "merge_state", "frame=ROWS", "frame=RANGE",
+                    "filter", "distinct", "having", "keys=0", "keys=3"):
         assert report.features[feature] > 0, (feature, report.summary())
     if WITHIN_GROUP:
         assert report.features["within_group"] > 0

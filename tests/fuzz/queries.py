@@ -325,11 +325,16 @@ def random_query(rng: random.Random, ordered: bool) -> Query:
     if shape < 0.35:
         # State forms merge states, which a DISTINCT's states cannot be: those calls go without DISTINCT.
         calls = [replace(c, distinct=False, args="i" if c.args == "*" else c.args) for c in calls]
-        # a state rollup: _state by the keys and another, perhaps _merge_state by those and fewer, _merge by these
+        # a state rollup: _state by the query's keys and perhaps others,
         extra = tuple(c for c in ("k", "ks", "kd") if c not in keys)
         first = keys + tuple(rng.sample(extra, rng.randint(0, len(extra))))
-        chain = (first, keys + first[len(keys):][:1]) if rng.random() < 0.5 else (first,)
-        return Query(tuple(calls), keys, state_keys=chain, shape="state")
+        # then _merge_state steps, each by the keys of the last or fewer (a rollup of a rollup), then _merge
+        chain, rest = [first], list(first[len(keys):])
+        while rng.random() < 0.5:
+            if rest and rng.random() < 0.7:
+                rest.pop()
+            chain.append(keys + tuple(rest))
+        return Query(tuple(calls), keys, state_keys=tuple(chain), shape="state")
     return Query(tuple(calls), keys, having=bool(keys) and rng.random() < 0.2)
 
 
@@ -341,6 +346,8 @@ def features(q: Query) -> list[str]:
         out.append(f"frame={q.frame.unit}")
     if q.having:
         out.append("having")
+    if len(q.state_keys) > 1:
+        out.append("merge_state")
     for c in q.calls:
         out.append(f"fn={c.name}")
         if c.filter:
