@@ -115,9 +115,9 @@ def difference(spark, case: Case, scratch: Path) -> str | None:
 
 def _near_zero(case: Case, call: queries.Call) -> float:
     """How far from 0 a float result of `call` may be and still equal 0: its arguments' rounding. A mean
-    or intercept over values of magnitude M rounds to about 1e-16 M (1e-12 M allowed); DataFusion slides
-    variances and covariances by subtracting each leaving row's products, which leaves residue of the
-    products' size (a one-row frame's covar_pop 576 where it is 0, README's Deviations): 1e-12 M^2."""
+    or intercept over values of magnitude M rounds to about 1e-16 M (1e-12 M allowed); over a sliding
+    frame, variances and covariances retract each leaving row's terms, whose rounding is of the products'
+    size: 1e-12 M^2."""
     columns = [a for a in call.args.split(", ") if a in queries.NUMERIC]
     largest = max((abs(float(v)) for c in columns for v in case.table[c].to_pylist()
                    if v is not None and abs(float(v)) != float("inf")), default=0.0)
