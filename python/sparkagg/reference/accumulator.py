@@ -59,6 +59,11 @@ class Accumulator(abc.ABC):
         """Whether ``retract_batch`` is implemented (DataFusion's default: it is not)."""
         return False
 
+    def needs_rebuild(self) -> bool:
+        """After ``retract_batch``: whether the frame must be computed afresh (the JVM's needsRebuild),
+        because retracting lost what the state needs. Not in DataFusion's API."""
+        return False
+
 
 def columns_to_pylists(arrays: Sequence[pa.Array], expected: int) -> list[list[Any]]:
     """Python values of ``arrays``, after checking there are ``expected`` of them, all of one length.

@@ -202,6 +202,7 @@ class CoMoments:
         self._arrival_order = arrival_order
         self._last: list[float | None] = [None] * arity
         self._run = [0] * arity
+        self.cancelled = False  # a retract cancelled m2's digits: the frame is to be recomputed
 
     # --- rows in and out -------------------------------------------------------------------------
 
@@ -219,12 +220,19 @@ class CoMoments:
 
     def retract(self, row: Sequence[float]) -> None:
         self.rows -= 1
+        before = [column.m2 for column in self.columns]
         for column, v in zip(self.columns, row):
             column.remove(v)
         if self.co is not None and all(math.isfinite(v) for v in row):
             self.co.remove(*row)
+        # Welford backwards subtracts the leaving value's share of m2; when that was nearly all of it
+        # (a large value leaving small ones) what remains has lost its digits, even gone below 0,
+        # unless the column is left constant, which the snap below sets exactly.
+        lost = [column.m2 < m2 * 1e-6 for column, m2 in zip(self.columns, before)]
         if self._arrival_order:
             self._snap_constant_columns()
+        self.cancelled = self.cancelled or any(
+            lost_digits and not 0 < self.rows <= self._run[i] for i, lost_digits in enumerate(lost))
 
     def _snap_constant_columns(self) -> None:
         for i, column in enumerate(self.columns):
@@ -325,6 +333,9 @@ class MomentsAccumulator(Accumulator):
 
     def supports_retract_batch(self) -> bool:
         return True
+
+    def needs_rebuild(self) -> bool:
+        return self.m.cancelled
 
     def merge_batch(self, states: Sequence[pa.Array]) -> None:
         columns = columns_to_pylists(states, len(self.STATE))

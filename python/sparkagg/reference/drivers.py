@@ -210,8 +210,9 @@ def sliding(
     """``name(columns...) OVER (ROWS BETWEEN preceding PRECEDING AND following FOLLOWING)`` per row.
 
     With retract, one sliding accumulator follows the frames as DataFusion's window operator does: the rows leaving
-    are retracted, then the rows entering are added, then the frame is evaluated. Without it, every
-    frame is recomputed from scratch, which is always right, only slower.
+    are retracted, then the rows entering are added, then the frame is evaluated (recomputed instead when
+    the accumulator ``needs_rebuild``, as sparkagg's window operator does). Without it, every frame is
+    recomputed from scratch, which is always right, only slower.
     """
     if preceding < 0 or following < 0:
         raise ValueError("preceding and following must be non-negative")
@@ -244,6 +245,9 @@ def sliding(
         if end > high:
             accumulator.update_batch(rows_between(high, end))
             high = end
+        if accumulator.needs_rebuild():
+            accumulator = function.sliding(arg_types, ansi)
+            accumulator.update_batch(rows_between(low, high))
         out.append(accumulator.evaluate())
     return out
 

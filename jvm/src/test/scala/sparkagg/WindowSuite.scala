@@ -115,6 +115,17 @@ class WindowSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelp
     assert(!mixed)
   }
 
+  test("variances and covariances when a large value leaves small ones: the frame rebuilt, not a residue") {
+    val window = "(ORDER BY o ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING)"
+    val sql = s"SELECT o, df_var_pop(l) OVER $window, df_corr(i, l) OVER $window, df_regr_slope(i, i) OVER $window " +
+      "FROM VALUES (1L, -280573825, -247494532041L), (2L, 4, 1L), (3L, -4, 0L), (4L, 2, 3L) AS t(o, i, l) ORDER BY o"
+    val (ours, recomputed, used) = both(sql)
+    assert(used)
+    assertSame(ours, recomputed)
+    // o = 2: l in {1, 0, 3}, mean 4/3, var_pop 14/9; i against itself, slope 1
+    assert(math.abs(ours(1).getDouble(1) - 14.0 / 9) < 1e-12 && ours(1).getDouble(3) == 1.0, ours(1))
+  }
+
   test("DISTINCT of functions that cannot retract: the frame rebuilt when a value leaves, as Spark recomputes") {
     val frame = "ROWS BETWEEN 6 PRECEDING AND 2 FOLLOWING"
     val calls = Seq("df_bit_and(DISTINCT i % 64)", "df_min(DISTINCT s)", "df_median(DISTINCT i % 7)",

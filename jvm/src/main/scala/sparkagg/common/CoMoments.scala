@@ -215,6 +215,10 @@ final class CoMomentAccumulator(fn: CoMomentAggregate, pair: Boolean) extends Ac
   // rebuild once a side that held some holds none.
   private val specials = new Array[Long](6)
   private val poisoned = Array(false, false)
+  // Running Welford backwards subtracts the leaving value's share of m2; when that was nearly all of it
+  // (a large value leaving small ones) the remainder keeps only the digits the subtraction left, even a
+  // negative variance: then the frame is rebuilt, as Spark would recompute it.
+  private var cancelled = false
 
   /** Counts `v` in (`by` 1) or out (-1) of `side`'s specials; false for a finite value. */
   private def countSpecial(v: Double, side: Int, by: Int): Boolean = {
@@ -259,15 +263,21 @@ final class CoMomentAccumulator(fn: CoMomentAggregate, pair: Boolean) extends Ac
     val b = if (pair) args.getDouble(1) else 0.0
     countSpecial(a, 0, -1)
     if (pair) countSpecial(b, 1, -1)
+    val (m2ABefore, m2BBefore) = (m.m2As(0), if (pair) m.m2Bs(0) else 0.0)
     val left = if (pair) CoMoments.remove(m, 0, a, b) else CoMoments.remove(m, 0, a)
     if (left) {
       if (holdsSpecials(0)) m.meanAs(0) = countedMean(0)
       if (pair && holdsSpecials(1)) m.meanBs(0) = countedMean(1)
-      settleRuns()
+      val (lostA, lostB) = (lostDigits(m2ABefore, m.m2As(0)), pair && lostDigits(m2BBefore, m.m2Bs(0)))
+      settleRuns() // a side left constant is set exactly: nothing lost there
+      cancelled ||= lostA && m.ns(0) > runA || lostB && m.ns(0) > runB
     } else { runA = 0; runB = 0 }
   }
+  /** Whether a retract left m2 with fewer than ten of its sixteen digits (or at or below 0 from above). */
+  private def lostDigits(before: Double, after: Double): Boolean = after < before * 1e-6
   override def supportsRetract: Boolean = true
-  override def needsRebuild: Boolean = (0 until 2).exists(side => poisoned(side) && !holdsSpecials(side))
+  override def needsRebuild: Boolean =
+    cancelled || (0 until 2).exists(side => poisoned(side) && !holdsSpecials(side))
 
   def merge(state: Values): Unit = {
     var n2 = 0L
