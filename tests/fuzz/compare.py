@@ -17,6 +17,7 @@
   among the values, passes over it: README's Deviations)."""
 from __future__ import annotations
 
+import datetime
 import math
 from decimal import Decimal
 
@@ -42,7 +43,15 @@ def same(a, b, abs_tol: float = ABS) -> bool:
         return oracle.same(a, b, REL, abs_tol)
     if isinstance(a, (float, Decimal)) and isinstance(b, (float, Decimal)) and type(a) is not type(b):
         return same(float(a), float(b), abs_tol)
+    if isinstance(a, datetime.datetime) and isinstance(b, datetime.datetime):
+        return _instant(a) == _instant(b)
     return type(a) is type(b) and a == b if a is not None and b is not None else a is b
+
+
+def _instant(t: datetime.datetime) -> float:
+    """A timestamp as seconds since the epoch: DataFusion's carry UTC, PySpark's are naive local times
+    (its collect converts with the process's time zone, which timestamp() undoes)."""
+    return t.timestamp()
 
 
 def _sort_key(v):
@@ -53,6 +62,8 @@ def _sort_key(v):
         return (2, "")
     if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool):
         return (1, float(v))
+    if isinstance(v, datetime.datetime):
+        return (1, _instant(v))
     return (1, repr(v))
 
 

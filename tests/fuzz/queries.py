@@ -11,11 +11,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field, replace
 
-COLUMNS = {"*", "k", "ks", "kd", "o", "u", "i", "l", "d", "m", "s", "b", "dt"}
-NUMERIC = ("i", "l", "d", "m")
+COLUMNS = {"*", "k", "ks", "kd", "o", "u", "i", "l", "d", "f", "m", "s", "b", "dt", "ts"}
+NUMERIC = ("i", "l", "d", "f", "m")
+FLOATS = ("d", "f")  # NaN, infinities and -0.0 among their values
 EXACT_NUMERIC = ("i", "l", "m")  # no NaN or infinities: for the deviations that only they trigger
-ORDERABLE = ("i", "l", "m", "s", "b", "dt")
-DISTINCTABLE = ("i", "l", "m", "s", "dt")  # not doubles: DataFusion 55 counts -0.0 and 0.0 apart or not
+ORDERABLE = ("i", "l", "m", "s", "b", "dt", "ts")
+DISTINCTABLE = ("i", "l", "m", "s", "dt", "ts")  # not doubles: DataFusion 55 counts -0.0 and 0.0 apart or not
 # State forms are registered under each function's own name, not its aliases.
 CANONICAL = {"var": "var_samp", "stddev_samp": "stddev", "quantile_cont": "percentile_cont"}
 PREDICATES = ("i > 0", "b", "NOT b", "d > 0", "s <> ''", "l IS NOT NULL", "i % 3 = 0", "m < 0")
@@ -155,9 +156,9 @@ def _aggregate_call(rng: random.Random, ordered: bool) -> Call:
     if pick < 10:
         return Call(x(("sum", "avg")), x(NUMERIC))
     if pick < 16:
-        fn, col = x(("min", "max")), x(ORDERABLE + ("d",))
-        if col == "d":  # DataFusion's grouped min/max with NaN depend on row order: judged from the values
-            return Call(fn, col, kind=f"nan_{fn}", oracle="array_agg(d){f}")
+        fn, col = x(("min", "max")), x(ORDERABLE + FLOATS)
+        if col in FLOATS:  # DataFusion's grouped min/max with NaN depend on row order: judged from the values
+            return Call(fn, col, kind=f"nan_{fn}", oracle=f"array_agg({col}){{f}}")
         return Call(fn, col)
     if pick < 20:
         return Call(x(("bit_and", "bit_or", "bit_xor")), x(("i", "l")))
@@ -177,20 +178,20 @@ def _aggregate_call(rng: random.Random, ordered: bool) -> Call:
         distinct = rng.random() < 0.3
         return Call("median", x(EXACT_NUMERIC if distinct else NUMERIC), distinct=distinct)
     if pick < 47:
-        return Call("mode", x(("i", "l", "s", "dt")))
+        return Call("mode", x(("i", "l", "s", "dt", "ts")))
     if pick < 51:
         fn, col = x(("skewness", "kurtosis", "kurtosis_pop")), x(NUMERIC)
         return Call(fn, col, kind=f"model:{fn}:{col}", oracle=f"array_agg({col}){{f}}")
     if pick < 55:
-        fn, col = x(("max_by", "min_by")), x(ORDERABLE + ("d",))
+        fn, col = x(("max_by", "min_by")), x(ORDERABLE + FLOATS)
         # datafusion-extra-functions 0.5.5's min_by fails: its max_by of the negated key
         return Call(fn, f"{col}, u", oracle=f"max_by({col}, {'-u' if fn == 'min_by' else 'u'}){{f}}")
     if pick < 57:
-        col = x(ORDERABLE + ("d",))
+        col = x(ORDERABLE + FLOATS)
         return Call("any_value", col, kind="member", oracle=f"array_agg({col}){{f}}")
     if pick < 63:
         distinct = rng.random() < 0.3
-        col = x(DISTINCTABLE if distinct else ORDERABLE + ("d",))
+        col = x(DISTINCTABLE if distinct else ORDERABLE + FLOATS)
         return Call("array_agg", col, kind="multiset", distinct=distinct)
     if pick < 65:
         return Call("string_agg", "s, ','", kind="split_multiset")
@@ -210,23 +211,23 @@ def _aggregate_call(rng: random.Random, ordered: bool) -> Call:
     # Ordered calls (WITHIN GROUP): u is unique, so every order is total.
     order = x(("u", "u DESC"))
     if pick < 83:
-        col = x(ORDERABLE + ("d",))
+        col = x(ORDERABLE + FLOATS)
         return Call("array_agg", col, within=order)
     if pick < 86:
         return Call("string_agg", "s, '|'", within=order)
     if pick < 94:
-        fn, col = x(("first_value", "last_value")), x(ORDERABLE + ("d",))
+        fn, col = x(("first_value", "last_value")), x(ORDERABLE + FLOATS)
         if rng.random() < 0.3:
             return Call(fn, f"{col}, true", within=order, oracle=f"{fn}({col} ORDER BY {order}) IGNORE NULLS{{f}}")
         return Call(fn, col, within=order)
     if pick < 97:
         return Call("nth_value", f"{x(ORDERABLE)}, {x((1, 2, 3, -1, -2, 9))}", within=order)
     # p * (n - 1) in quarters: DataFusion 55's six-decimal interpolation weight is then exact
-    col, p, desc = x(("i", "l", "d")), x((0.0, 0.25, 0.5, 0.75, 1.0)), x(("", " DESC"))
+    col, p, desc = x(("i", "l") + FLOATS), x((0.0, 0.25, 0.5, 0.75, 1.0)), x(("", " DESC"))
     fn = x(("percentile_cont", "quantile_cont"))
-    if col == "d":  # DataFusion 55's grouped percentile_cont passes over NaN: judged from the values
-        return Call(fn, str(p), within=f"d{desc}", kind=f"percentile:{p}" + (":desc" if desc else ""),
-                    oracle="array_agg(d){f}")
+    if col in FLOATS:  # DataFusion 55's grouped percentile_cont passes over NaN: judged from the values
+        return Call(fn, str(p), within=f"{col}{desc}", kind=f"percentile:{p}" + (":desc" if desc else ""),
+                    oracle=f"array_agg({col}){{f}}")
     return Call(fn, str(p), within=f"{col}{desc}", within_in_call=False)
 
 
@@ -245,7 +246,7 @@ def _window_call(rng: random.Random) -> Call:
     if pick < 6:
         return Call(x(("bool_and", "bool_or")), "b")
     if pick < 7:
-        return Call("median", x(("i", "l", "d")))
+        return Call("median", x(("i", "l") + FLOATS))
     return Call("count", x(("i", "s", "l")), distinct=True)
 
 
@@ -259,13 +260,13 @@ def _reference_window_call(rng: random.Random) -> Call:
     if fn in ("covar_samp", "corr", "regr_slope", "regr_sxy"):
         return Call(fn, _pair(rng))
     if fn == "mode":
-        return Call(fn, x(("i", "l", "s", "dt")))
+        return Call(fn, x(("i", "l", "s", "dt", "ts")))
     if fn in ("max_by", "min_by"):
-        return Call(fn, f"{x(ORDERABLE + ('d',))}, u")
+        return Call(fn, f"{x(ORDERABLE + FLOATS)}, u")
     if fn == "bit_xor":
         return Call(fn, x(("i", "l")))
     if fn in ("first_value", "last_value", "any_value", "array_agg"):
-        return Call(fn, x(ORDERABLE + ("d",)))
+        return Call(fn, x(ORDERABLE + FLOATS))
     return Call(fn, x(NUMERIC))
 
 
@@ -353,16 +354,16 @@ def features(q: Query) -> list[str]:
 # does not take; the others pass a column where a constant belongs, a constant out of range, a state of
 # the wrong shape, DISTINCT of two arguments in a window, a frame that ends before it starts.
 INVALID = (
-    ("df_sum", "df_sum({wrong})", ("s", "b", "dt")),
-    ("df_avg", "df_avg({wrong})", ("s", "b", "dt")),
+    ("df_sum", "df_sum({wrong})", ("s", "b", "dt", "ts")),
+    ("df_avg", "df_avg({wrong})", ("s", "b", "dt", "ts")),
     ("df_var_pop", "df_var_pop({wrong})", ("s", "b", "dt")),
-    ("df_median", "df_median({wrong})", ("s", "b", "dt")),
+    ("df_median", "df_median({wrong})", ("s", "b", "dt", "ts")),
     ("df_skewness", "df_skewness({wrong})", ("s", "b", "dt")),
     ("df_covar_pop", "df_covar_pop(d, {wrong})", ("s", "b", "dt")),
     ("df_regr_slope", "df_regr_slope({wrong}, i)", ("s", "b", "dt")),
-    ("df_bit_and", "df_bit_and({wrong})", ("d", "m", "s", "b", "dt")),
+    ("df_bit_and", "df_bit_and({wrong})", ("d", "f", "m", "s", "b", "dt", "ts")),
     ("df_bit_xor", "df_bit_xor({wrong})", ("d", "m", "s", "b", "dt")),
-    ("df_bool_or", "df_bool_or({wrong})", ("i", "l", "d", "s", "dt")),
+    ("df_bool_or", "df_bool_or({wrong})", ("i", "l", "d", "f", "s", "dt", "ts")),
     ("df_mode", "df_mode({wrong})", ("b", "m")),
     ("df_approx_percentile_cont", "df_approx_percentile_cont(i, {wrong})", ("l", "d", "i")),
     ("df_approx_percentile_cont", "df_approx_percentile_cont(i, 1.5)", ("-",)),
@@ -372,7 +373,7 @@ INVALID = (
     ("df_nth_value", "df_nth_value(i, {wrong})", ("l", "i")),
     ("df_nth_value", "df_nth_value(i, 0)", ("-",)),
     ("df_first_value", "df_first_value(i, {wrong})", ("b",)),
-    ("df_approx_distinct", "df_approx_distinct({wrong})", ("d",)),
+    ("df_approx_distinct", "df_approx_distinct({wrong})", ("d", "f")),
     ("df_avg_merge", "df_avg_merge({wrong})", ("i", "s")),
     ("df_avg_merge", "df_avg_merge(named_struct('count', 'x', 'sum', d))", ("-",)),
     ("df_sum_merge_state", "df_sum_merge_state(named_struct('sum', d))", ("-",)),

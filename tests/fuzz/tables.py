@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import math
 import random
+import struct
 from decimal import Decimal
 
 import pyarrow as pa
@@ -21,16 +22,19 @@ SCHEMA = pa.schema([
     ("i", pa.int32()),
     ("l", pa.int64()),
     ("d", pa.float64()),           # NaN, +-inf, -0.0 among gaussian values
+    ("f", pa.float32()),           # as d, rounded to single precision
     ("m", pa.decimal128(10, 2)),
     ("s", pa.string()),            # empty and non-ASCII strings
     ("b", pa.bool_()),
     ("dt", pa.date32()),
+    ("ts", pa.timestamp("us", tz="UTC")),  # microseconds, before and after 1970
 ])
 KEYS = ("k", "ks", "kd")
-VALUES = ("i", "l", "d", "m", "s", "b", "dt")
+VALUES = ("i", "l", "d", "f", "m", "s", "b", "dt", "ts")
 ROW_COUNTS = (0, 1, 2, 3, 7, 40, 200, 1500)
 NULL_RATES = (0.0, 0.0, 0.05, 0.3, 0.9, 1.0)
 EPOCH = datetime.date(1970, 1, 1)
+EPOCH_TS = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 def random_table(rng: random.Random) -> pa.Table:
@@ -71,10 +75,14 @@ def random_table(rng: random.Random) -> pa.Table:
         columns["i"].append(maybe("i", rng.randint(-5, 5) if small else rng.randint(-2**31, 2**31 - 1)))
         columns["l"].append(maybe("l", rng.randint(-3, 3) if small else rng.randint(-10**12, 10**12)))
         columns["d"].append(maybe("d", double()))
+        columns["f"].append(maybe("f", struct.unpack("f", struct.pack("f", double()))[0]))
         columns["m"].append(maybe("m", Decimal(rng.randint(-10**6 if small else -10**9, 10**9)).scaleb(-2)))
         columns["s"].append(maybe("s", string()))
         columns["b"].append(maybe("b", rng.random() < 0.5))
         columns["dt"].append(maybe("dt", EPOCH + datetime.timedelta(days=rng.randint(-20000, 30000))))
+        seconds = rng.randint(-3, 3) * 86400 if small else rng.randint(-2 * 10**9, 4 * 10**9)
+        columns["ts"].append(maybe("ts", EPOCH_TS + datetime.timedelta(seconds=seconds,
+                                                                       microseconds=rng.randrange(10**6))))
     return pa.table(columns, schema=SCHEMA)
 
 
@@ -85,12 +93,14 @@ def _literal(value, t: pa.DataType) -> str:
         return "TRUE" if value else "FALSE"
     if pa.types.is_floating(t):
         if math.isnan(value) or math.isinf(value):
-            return f"CAST('{value}' AS DOUBLE)"
-        return f"CAST({value!r} AS DOUBLE)"
+            return f"CAST('{value}' AS {_sql_type(t)})"
+        return f"CAST({value!r} AS {_sql_type(t)})"
     if pa.types.is_decimal(t) or pa.types.is_integer(t):
         return f"CAST({value} AS {_sql_type(t)})"
     if pa.types.is_date(t):
         return f"DATE'{value.isoformat()}'"
+    if pa.types.is_timestamp(t):  # read back as UTC: runner.load casts to the schema
+        return f"TIMESTAMP'{value.strftime('%Y-%m-%d %H:%M:%S.%f')}'"
     return "'" + str(value).replace("'", "''") + "'"
 
 
@@ -101,7 +111,8 @@ def _sql_type(t: pa.DataType) -> str:
         return "BIGINT"
     if pa.types.is_decimal(t):
         return f"DECIMAL({t.precision}, {t.scale})"
-    return {pa.float64(): "DOUBLE", pa.string(): "STRING", pa.bool_(): "BOOLEAN", pa.date32(): "DATE"}[t]
+    return {pa.float64(): "DOUBLE", pa.float32(): "FLOAT", pa.string(): "STRING", pa.bool_(): "BOOLEAN",
+            pa.date32(): "DATE", SCHEMA.field("ts").type: "TIMESTAMP"}[t]
 
 
 def values_sql(table: pa.Table) -> str:
