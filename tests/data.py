@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pyarrow as pa
 
-import sparkagg
+from sparkagg.check import from_arrow
 
 # The partition counts the oracle suites sweep: all on the default Spark, one on the others
 # (`make test-versions` sets SPARKAGG_TEST_SWEEP=short), so the long sweeps run once per `make test`.
@@ -55,10 +55,7 @@ def table(rows: int = 3000, groups: int = 37, seed: int = 7) -> pa.Table:
 
 def frame(spark, t: pa.Table):
     """`t` as a DataFrame, its rows in order."""
-    if sparkagg.spark_minor() == "3.5":  # its createDataFrame takes no Arrow table: rows, with the Arrow schema
-        from pyspark.sql.pandas.types import from_arrow_schema
-        return spark.createDataFrame(t.to_pylist(), from_arrow_schema(t.schema))
-    return spark.createDataFrame(t)
+    return from_arrow(spark, t)
 
 
 def to_spark(spark, t: pa.Table, partitions: int):

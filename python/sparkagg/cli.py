@@ -272,8 +272,9 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(run=cmd_demo)
     p = sub.add_parser("check", parents=[common],
                        help="run aggregate queries on Spark and with the reference model, and compare")
-    p.add_argument("query", nargs="?", help="one SELECT ... [GROUP BY ...] query")
-    p.add_argument("-f", "--file", help="a file of queries separated by ';' (window queries are skipped)")
+    p.add_argument("query", nargs="?", help="one SELECT of df_ calls: grouped, global or over windows")
+    p.add_argument("-f", "--file",
+                   help="a file of queries separated by ';' (those outside check's scope are skipped, with the reason)")
     p.add_argument("--rel-tol", type=float, default=1e-9, help="relative tolerance for doubles (1e-9)")
     p.add_argument("--model-of", action="append", metavar="F=G",
                    help="compute F with G's model (to see a difference reported); repeatable")

@@ -207,38 +207,54 @@ def sliding(
     ansi: bool = True,
     num_rows: int | None = None,
 ) -> list[Any]:
-    """``name(columns...) OVER (ROWS BETWEEN preceding PRECEDING AND following FOLLOWING)`` per row.
-
-    With retract, one sliding accumulator follows the frames as DataFusion's window operator does: the rows leaving
-    are retracted, then the rows entering are added, then the frame is evaluated (recomputed instead when
-    the accumulator ``needs_rebuild``, as sparkagg's window operator does). Without it, every frame is
-    recomputed from scratch, which is always right, only slower.
-    """
+    """``name(columns...) OVER (ROWS BETWEEN preceding PRECEDING AND following FOLLOWING)`` per row:
+    ``framed`` over those frames."""
     if preceding < 0 or following < 0:
         raise ValueError("preceding and following must be non-negative")
+    rows = _num_rows(columns, None, num_rows)
+    bounds = [(max(0, i - preceding), min(rows, i + following + 1)) for i in range(rows)]
+    return framed(name, arg_types, columns, bounds, ansi, rows)
+
+
+def framed(
+    name: str | AggregateFunction,
+    arg_types: Sequence[pa.DataType],
+    columns: Sequence[pa.Array],
+    bounds: Sequence[tuple[int, int]],
+    ansi: bool = True,
+    num_rows: int | None = None,
+) -> list[Any]:
+    """``name`` over each frame ``columns[start:end]`` of ``bounds`` (one per output row; an empty
+    frame where end <= start).
+
+    While both ends only move forward and the accumulator can retract, one sliding accumulator follows
+    the frames as DataFusion's window operator does: the rows leaving are retracted, then the rows
+    entering are added, then the frame is evaluated (recomputed instead when the accumulator
+    ``needs_rebuild``, as sparkagg's window operator does). Otherwise each frame is computed from
+    scratch, which is always right, only slower.
+    """
     function = get(name)
     rows = _num_rows(columns, None, num_rows)
     args = _arguments(arg_types, columns, rows)
 
-    def frame(i: int) -> tuple[int, int]:
-        return max(0, i - preceding), min(rows, i + following + 1)
-
     def rows_between(start: int, end: int) -> list[pa.Array]:
-        return [a.slice(start, end - start) for a in args]
+        return [a.slice(start, max(0, end - start)) for a in args]
 
+    def fresh(start: int, end: int, make=function.sliding) -> Accumulator:
+        accumulator = make(arg_types, ansi)
+        accumulator.update_batch(rows_between(start, end))
+        return accumulator
+
+    forward = all(s0 <= s1 and e0 <= e1 for (s0, e0), (s1, e1) in zip(bounds, bounds[1:]))
     accumulator = function.sliding(arg_types, ansi)
-    if not accumulator.supports_retract_batch():
-        out = []
-        for i in range(rows):
-            fresh = function(arg_types, ansi)
-            fresh.update_batch(rows_between(*frame(i)))
-            out.append(fresh.evaluate())
-        return out
-
+    if not forward or not accumulator.supports_retract_batch():
+        return [fresh(start, end, function).evaluate() for start, end in bounds]
     out = []
     low = high = 0  # rows [low, high) are in the accumulator
-    for i in range(rows):
-        start, end = frame(i)
+    for start, end in bounds:
+        end = max(start, end)
+        if start >= high:  # no row in common: start again at the frame
+            accumulator, low, high = fresh(start, end), start, end
         if start > low:
             accumulator.retract_batch(rows_between(low, start))
             low = start
@@ -246,8 +262,7 @@ def sliding(
             accumulator.update_batch(rows_between(high, end))
             high = end
         if accumulator.needs_rebuild():
-            accumulator = function.sliding(arg_types, ansi)
-            accumulator.update_batch(rows_between(low, high))
+            accumulator = fresh(low, high)
         out.append(accumulator.evaluate())
     return out
 
