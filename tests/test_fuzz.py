@@ -1,5 +1,5 @@
 """The differential fuzzer (tests/fuzz/) in `make test`: a short seeded run of generated queries on Spark
-against DataFusion 55 with no difference, the regression cases it saved (sql/fuzz/) agreeing now, and
+against DataFusion 55 and `sparkagg check` with no difference, the regression cases it saved (sql/fuzz/) agreeing now, and
 generated invalid queries all refused at analysis naming the function. `make fuzz` runs it longer."""
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def test_generated_queries_agree_with_datafusion(spark):
     assert not report.failures, "\n".join(messages)
     # the short run reaches every shape of query, not only the easy ones
     for feature in ("aggregate", "window", "reference_window", "state", "merge_state", "frame=ROWS", "frame=RANGE",
-                    "filter", "distinct", "having", "keys=0", "keys=3"):
+                    "filter", "distinct", "having", "keys=0", "keys=3", "checked by sparkagg check"):
         assert report.features[feature] > 0, (feature, report.summary())
     if WITHIN_GROUP:
         assert report.features["within_group"] > 0

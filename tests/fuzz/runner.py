@@ -4,6 +4,7 @@ A difference is shrunk (parts of the query dropped, then rows) to a small case t
 with its seed, and saved under sql/fuzz/ as a regression case that tests/test_fuzz.py replays."""
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import shutil
@@ -17,7 +18,7 @@ import pyarrow as pa
 
 import data
 import oracle
-from sparkagg import reference
+from sparkagg import check, reference
 
 from . import compare, queries, tables
 
@@ -75,11 +76,21 @@ def _rows(frame) -> list[tuple]:
     return [tuple(r) for r in frame.collect()]
 
 
-def run_spark(spark, case: Case, scratch: Path) -> list[tuple]:
+@contextlib.contextmanager
+def settings(spark, case: Case):
+    """The case's Spark settings and its table as view `t`, for the duration."""
     for name, value in case.settings.items():
         spark.conf.set(name, value)
     try:
         data.to_spark(spark, case.table, case.partitions).createOrReplaceTempView("t")
+        yield
+    finally:
+        for name in case.settings:
+            spark.conf.unset(name)
+
+
+def run_spark(spark, case: Case, scratch: Path) -> list[tuple]:
+    with settings(spark, case):
         if not case.query.state_keys:
             return _rows(spark.sql(case.query.spark()))
         # Each state step is written to Parquet and read back, as stored partial aggregates are.
@@ -89,14 +100,26 @@ def run_spark(spark, case: Case, scratch: Path) -> list[tuple]:
             spark.sql(sql).write.mode("overwrite").parquet(path)
             spark.read.parquet(path).createOrReplaceTempView(f"s{n}")
         return _rows(spark.sql(final))
-    finally:
-        for name in case.settings:
-            spark.conf.unset(name)
 
 
-def difference(spark, case: Case, scratch: Path) -> str | None:
-    """What differs between Spark and the oracle on `case` (None: agreed). Raises OracleRefused when
-    DataFusion cannot run the query."""
+def second_opinion(spark, case: Case) -> str | None:
+    """What `sparkagg check` (the reference model over Spark's own projection of the query) finds wrong
+    with Spark's answer (None: agreed). State rollups are outside check's scope (it compares values, not
+    states); any other query it cannot check is a difference, so that check keeps up with the fuzzer."""
+    if case.query.state_keys:
+        return None
+    abs_tol = max(_near_zero(case, c) for c in case.query.calls)
+    with settings(spark, case):
+        try:
+            found = check.check(spark, case.query.spark(), rel_tol=compare.REL, abs_tol=abs_tol, seed=case.seed)
+        except check.UnsupportedQuery as e:
+            return f"check cannot check it: {e}"
+    return f"check: {found[0]}" + (f" (and {len(found) - 1} more)" if len(found) > 1 else "") if found else None
+
+
+def difference(spark, case: Case, scratch: Path, second: bool = True) -> str | None:
+    """What differs between Spark and the oracle on `case`, then (with `second`) between Spark and
+    `sparkagg check` (None: agreed). Raises OracleRefused when DataFusion cannot run the query."""
     if case.query.shape == "reference_window":
         want = reference_window(case.table, case.query)
     else:
@@ -110,7 +133,10 @@ def difference(spark, case: Case, scratch: Path) -> str | None:
         return f"Spark failed: {str(e).splitlines()[0][:300]}"
     leading = 1 if case.query.frame else len(case.query.keys)
     kinds = [c.kind for c in case.query.calls]
-    return compare.rows(kinds, leading, got, want, [_near_zero(case, c) for c in case.query.calls])
+    found = compare.rows(kinds, leading, got, want, [_near_zero(case, c) for c in case.query.calls])
+    if found or not second:
+        return found
+    return second_opinion(spark, case)
 
 
 def _near_zero(case: Case, call: queries.Call) -> float:
@@ -224,6 +250,8 @@ def fuzz(spark, seed: int, count: int | None = None, seconds: float | None = Non
                 continue
             report.run += 1
             report.features.update(queries.features(case.query))
+            if not case.query.state_keys:
+                report.features["checked by sparkagg check"] += 1
             if reason:
                 small, small_reason = shrink(spark, case, scratch)
                 where = save(small, small_reason, save_to) if save_to else None
