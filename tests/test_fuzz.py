@@ -1,6 +1,7 @@
 """The differential fuzzer (tests/fuzz/) in `make test`: a short seeded run of generated queries on Spark
-against DataFusion 55 and `sparkagg check` with no difference, the regression cases it saved (sql/fuzz/) agreeing now, and
-generated invalid queries all refused at analysis naming the function. `make fuzz` runs it longer."""
+against DataFusion 55 and `sparkagg check` with no difference, the regression cases it saved (sql/fuzz/)
+agreeing now, and generated invalid queries all refused at analysis naming the function. `make fuzz` runs
+it longer."""
 from __future__ import annotations
 
 import random
