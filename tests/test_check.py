@@ -109,6 +109,10 @@ QUERIES = [
     "VALUES ('a', 1.5), ('a', 2.25), ('b', NULL), ('b', -7.125) AS t(k, v)) GROUP BY ALL",
     # calls inside expressions, HAVING over calls (Spark evaluates them over the model's values)
     f"SELECT k, df_sum(x) / df_count(x) AS mean, df_max(x) - df_min(x) FROM {DATA} GROUP BY k HAVING df_count(*) > 3",
+    # timestamps and dates among the calls' results when Spark finishes HAVING over the model's values
+    "SELECT k, df_max(ts), df_min(dt) FROM VALUES (1, TIMESTAMP'2020-01-01 10:00:00', DATE'2020-01-01'), "
+    "(1, TIMESTAMP'1920-01-01 10:00:00', NULL), (2, NULL, DATE'1960-03-01') AS t(k, ts, dt) GROUP BY k "
+    "HAVING df_count(*) > 1",
     # constant parameters, WITHIN GROUP in both directions, FILTER with WITHIN GROUP, a join in FROM
     f"SELECT k, df_percentile_cont(0.75) WITHIN GROUP (ORDER BY y DESC), df_approx_percentile_cont(0.1, 50) "
     f"WITHIN GROUP (ORDER BY x), df_string_agg(k, '-') WITHIN GROUP (ORDER BY g DESC, u), "

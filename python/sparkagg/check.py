@@ -30,8 +30,10 @@ Arrow) is compared row by row: rows are matched by their items without calls, OR
 floats agree within ``rel_tol`` (NaN equals NaN), everything else exactly, except where the answer is
 free: collections without WITHIN GROUP compare as multisets (string_agg's pieces between its delimiter),
 first_value, last_value, nth_value without WITHIN GROUP, any_value and a tie of max_by / min_by
-must give one of the values that could come first, and the t-digest functions (approx_percentile_cont,
-its weighted form, approx_median) must rank within 3% of the model's estimate among the values. A query
+must give one of the values that could come first, the t-digest functions (approx_percentile_cont,
+its weighted form, approx_median) must rank within 3% of the model's estimate among the values, and
+approx_distinct (whose model hashes with a function of its own) must be within 3% (+2) of the exact count
+of distinct values. A query
 both sides refuse with an arithmetic overflow (ANSI mode) counts as equal.
 """
 from __future__ import annotations
@@ -480,6 +482,21 @@ class NearRank(Judged):
         return f"{self.estimate!r} within {RANK_TOLERANCE:.0%} of rank"
 
 
+@dataclass
+class NearCount(Judged):
+    """An approx_distinct estimate: the model hashes with its own function, not the JVM's, so the sketches
+    differ; Spark's must be within RANK_TOLERANCE (plus 2) of the exact count of distinct values."""
+
+    estimate: Any
+    exact: int
+
+    def accepts(self, value, equal):
+        return value is not None and abs(value - self.exact) <= RANK_TOLERANCE * self.exact + 2
+
+    def __repr__(self) -> str:
+        return f"{self.estimate!r} (exactly {self.exact} distinct values, {RANK_TOLERANCE:.0%} allowed)"
+
+
 _UNORDERED_PICKERS = {"first_value", "last_value", "nth_value", "any_value"}
 _DIGESTS = {"approx_percentile_cont", "approx_percentile_cont_with_weight", "approx_median"}
 
@@ -546,6 +563,8 @@ def _model(call: Aggregate, constant: Callable[[str], Any], models: dict[str, st
         model.judge = lambda v, cols: NearRank(v, [
             (float(x), float(w)) for x, w in zip(cols[0], cols[1] if weighted else [1.0] * len(cols[0]))
             if x is not None and w is not None and (not weighted or float(w) > 0)])
+    elif name == "approx_distinct":
+        model.judge = lambda v, cols: NearCount(v, len({_freeze(x) for x in cols[0] if x is not None}))
     elif not grouped or ordering:
         pass  # a window's frame arrives in the window's order; WITHIN GROUP fixes it
     elif name == "array_agg":
@@ -733,14 +752,12 @@ def _finish_in_spark(spark, query: Query, columns: list[pa.Array], keys: list[in
                      results: list[list[Any]]) -> list[tuple]:
     """The items and HAVING that are expressions over calls, evaluated by Spark over the model's values
     (``__k<i>``: the group's keys, ``__a<j>``: the calls' values); bare calls keep the model's judgement."""
-    from pyspark.sql.pandas.types import to_arrow_type
-
     typing = f"SELECT {', '.join(f'{c.sql} AS `__a{j}`' for j, c in enumerate(query.calls))} FROM {query.source}"
     if query.where:
         typing += f" WHERE {query.where}"
     if query.group_by:
         typing += f" GROUP BY {', '.join(query.group_by)}"
-    types = [to_arrow_type(f.dataType) for f in spark.sql(typing).schema.fields]
+    types = to_arrow(spark.sql(typing).limit(0)).schema.types  # the calls' result types, as Arrow has them
     taken = pa.array(firsts, pa.int64())
     table = {"__g": pa.array(range(len(firsts)), pa.int64())}
     table.update({f"__k{i}": columns[k].take(taken) for i, k in enumerate(keys)})
