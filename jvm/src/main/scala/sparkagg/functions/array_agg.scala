@@ -89,34 +89,40 @@ final class ArrayAggAccumulator(elementType: DataType) extends Accumulator {
 }
 
 /**
- * array_agg's GroupsAccumulator (without WITHIN GROUP): every kept element goes to one pool shared by
- * all groups, tagged with its group, in arrival order; emitting orders the pool by group with a stable
- * counting sort, so each group's list keeps its arrival order, as [[ArrayAggAccumulator]]'s does. No
- * object per group; bigint and double elements are kept unboxed, and a group's list of them without
+ * array_agg's GroupsAccumulator (without WITHIN GROUP): every kept element goes to one [[GroupPool]]
+ * shared by all groups, tagged with its group, in arrival order; emitting orders the pool by group with a
+ * stable counting sort, so each group's list keeps its arrival order, as [[ArrayAggAccumulator]]'s does.
+ * No object per group; bigint and double elements are kept unboxed, and a group's list of them without
  * NULLs comes out as a primitive array.
  */
-private[sparkagg] final class ArrayAggGroups(elementType: DataType) extends GroupsAccumulator {
-  private val perGroup = new IntVector
-  private var owner = new Array[Int](ArrayAggGroups.Initial)
-  private var present = new Array[Long](Validity.words(ArrayAggGroups.Initial))
+private[sparkagg] final class ArrayAggGroups(elementType: DataType) extends GroupPool with GroupsAccumulator {
+  private var present = new Array[Long](Validity.words(GroupPool.Initial))
   private val elements = ElementPool(elementType)
-  private var pooled = 0
 
-  /** A pool slot for the next element of group g. */
-  private def slotFor(g: Int): Int = {
-    if (pooled == owner.length) {
-      owner = java.util.Arrays.copyOf(owner, 2 * pooled)
-      present = java.util.Arrays.copyOf(present, Validity.words(2 * pooled))
-      elements.grow(2 * pooled)
-    }
-    owner(pooled) = g
-    perGroup.array(g) += 1
-    pooled += 1
-    pooled - 1
+  protected def growSlots(capacity: Int): Unit = {
+    present = java.util.Arrays.copyOf(present, Validity.words(capacity))
+    elements.grow(capacity)
+  }
+
+  protected def moveSlot(from: Int, to: Int): Unit = {
+    if (Validity.isValid(present, from)) Validity.set(present, to)
+    else present(to >> 6) &= ~(1L << to)
+    elements.move(from, to)
+  }
+
+  protected def dropSlots(from: Int, until: Int): Unit = {
+    java.util.Arrays.fill(present, Validity.words(from), present.length, 0L)
+    if (from % 64 != 0) present(from >> 6) &= ~(-1L << from)
+    elements.clear(from, until)
+  }
+
+  protected def resetSlots(capacity: Int): Unit = {
+    present = new Array[Long](Validity.words(capacity))
+    elements.reset(capacity)
   }
 
   def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    perGroup.resize(totalGroups)
+    resizeGroups(totalGroups)
     val column = values.column(0)
     val f = filter.orNull
     var i = 0
@@ -130,7 +136,7 @@ private[sparkagg] final class ArrayAggGroups(elementType: DataType) extends Grou
   }
 
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    perGroup.resize(totalGroups)
+    resizeGroups(totalGroups)
     val column = states.column(0)
     // Lists of doubles that come end to end are read in place, without a list view per state.
     val endToEnd = column match {
@@ -166,56 +172,12 @@ private[sparkagg] final class ArrayAggGroups(elementType: DataType) extends Grou
     }
   }
 
-  /** The emitted groups' lists (an empty group's NULL, or empty when `emptyIsNull` is false), the rest of
-   *  the pool kept and renumbered. */
-  private def take(emit: EmitTo, emptyIsNull: Boolean): Column = {
-    val counts = perGroup.emit(emit)
-    val n = counts.length
-    val offsets = new Array[Int](n + 1)
-    var g = 0
-    while (g < n) { offsets(g + 1) = offsets(g) + counts(g); g += 1 }
-    val order = new Array[Int](offsets(n))
-    val cursor = java.util.Arrays.copyOf(offsets, n)
-    var slot = 0
-    while (slot < pooled) {
-      val o = owner(slot)
-      if (o < n) { order(cursor(o)) = slot; cursor(o) += 1 }
-      slot += 1
-    }
-    val lists = elements.lists(order, offsets, present, if (emptyIsNull) counts else null)
-    if (perGroup.length == 0) clear() else keepFrom(n)
-    lists
-  }
+  /** The emitted groups' lists (an empty group's NULL, or empty when `emptyIsNull` is false). */
+  private def lists(emit: EmitTo, emptyIsNull: Boolean): Column =
+    emitSlots(emit)(e => elements.lists(e.slots, e.offsets, present, if (emptyIsNull) e.counts else null))
 
-  /** Drops the elements of groups below n (emitted), moving the others down and renumbering their groups. */
-  private def keepFrom(n: Int): Unit = {
-    var kept = 0
-    var slot = 0
-    while (slot < pooled) {
-      if (owner(slot) >= n) {
-        owner(kept) = owner(slot) - n
-        if (Validity.isValid(present, slot)) Validity.set(present, kept)
-        else present(kept >> 6) &= ~(1L << kept)
-        elements.move(slot, kept)
-        kept += 1
-      }
-      slot += 1
-    }
-    java.util.Arrays.fill(present, Validity.words(kept), present.length, 0L)
-    if (kept % 64 != 0) present(kept >> 6) &= ~(-1L << kept)
-    elements.clear(kept, pooled)
-    pooled = kept
-  }
-
-  private def clear(): Unit = {
-    owner = new Array[Int](ArrayAggGroups.Initial)
-    present = new Array[Long](Validity.words(ArrayAggGroups.Initial))
-    elements.reset(ArrayAggGroups.Initial)
-    pooled = 0
-  }
-
-  def evaluate(emit: EmitTo): Column = take(emit, emptyIsNull = true)
-  def state(emit: EmitTo): Array[Column] = Array(take(emit, emptyIsNull = false))
+  def evaluate(emit: EmitTo): Column = lists(emit, emptyIsNull = true)
+  def state(emit: EmitTo): Array[Column] = Array(lists(emit, emptyIsNull = false))
 
   /** Each row's own list: its value (NULL included), or empty when filtered out. */
   override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
@@ -228,11 +190,7 @@ private[sparkagg] final class ArrayAggGroups(elementType: DataType) extends Grou
   }
   override def supportsConvertToState: Boolean = true
 
-  def size: Long = perGroup.size + 4L * owner.length + 8L * present.length + elements.size
-}
-
-private object ArrayAggGroups {
-  val Initial = 1024
+  def size: Long = poolSize + 8L * present.length + elements.size
 }
 
 /**
@@ -292,7 +250,7 @@ private object ElementPool {
 
 /** bigint or double (`doubles`) elements in one long array, doubles by their bits: no boxing. */
 private final class PrimitivePool(doubles: Boolean) extends ElementPool {
-  private var values = new Array[Long](ArrayAggGroups.Initial)
+  private var values = new Array[Long](GroupPool.Initial)
   def grow(capacity: Int): Unit = values = java.util.Arrays.copyOf(values, capacity)
   def reset(capacity: Int): Unit = values = new Array[Long](capacity)
   def put(slot: Int, column: Column, row: Int): Unit =
@@ -339,7 +297,7 @@ private final class PrimitivePool(doubles: Boolean) extends ElementPool {
 
 /** Values of any other type, copied out of their batch; `bytes` estimates what they hold. */
 private final class ValuePool(elementType: DataType) extends ElementPool {
-  private var values = new Array[AnyRef](ArrayAggGroups.Initial)
+  private var values = new Array[AnyRef](GroupPool.Initial)
   private var bytes = 0L
   private def held(v: AnyRef): Long = v match {
     case s: UTF8String => 16 + s.numBytes

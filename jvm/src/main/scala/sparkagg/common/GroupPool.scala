@@ -1,0 +1,96 @@
+package sparkagg.common
+
+import java.util.Arrays
+
+import sparkagg.api.EmitTo
+
+/**
+ * The slots of a grouped accumulator that keeps every value of every group in one pool shared by all
+ * groups (array_agg's elements, median's values): each slot tagged with its group, in arrival order; no
+ * object per group. A subclass keeps the values in arrays of its own, slot by slot, and says how to grow,
+ * move and drop them. [[emitSlots]] hands over the emitted groups' slots ordered by group (a stable
+ * counting sort: each group's in arrival order), then drops them, moving the rest down and renumbering
+ * their groups (EmitTo.First(n): group n becomes group 0).
+ */
+abstract class GroupPool {
+  /** Makes room for `capacity` slots, keeping the values of the slots in use. */
+  protected def growSlots(capacity: Int): Unit
+  /** Moves slot `from`'s value to slot `to`, at or below it (a slot emitted or already moved). */
+  protected def moveSlot(from: Int, to: Int): Unit
+  /** Forgets the slots [from, until), out of use after the kept ones moved down. */
+  protected def dropSlots(from: Int, until: Int): Unit
+  /** Starts again with `capacity` empty slots. */
+  protected def resetSlots(capacity: Int): Unit
+
+  private val perGroup = new IntVector
+  private var owner = new Array[Int](GroupPool.Initial)
+  private var pooled = 0
+
+  /** Groups 0 until `totalGroups` exist: called before a batch is updated or merged. */
+  protected final def resizeGroups(totalGroups: Int): Unit = perGroup.resize(totalGroups)
+
+  /** A slot for the next value of group g (the values' arrays grown first when the pool is full). */
+  protected final def slotFor(g: Int): Int = {
+    if (pooled == owner.length) {
+      owner = Arrays.copyOf(owner, 2 * pooled)
+      growSlots(2 * pooled)
+    }
+    owner(pooled) = g
+    perGroup.array(g) += 1
+    pooled += 1
+    pooled - 1
+  }
+
+  /** `use` of the emitted groups' slots, which are then dropped and the rest of the pool renumbered. */
+  protected final def emitSlots[A](emit: EmitTo)(use: GroupPool.Emitted => A): A = {
+    val counts = perGroup.emit(emit)
+    val n = counts.length
+    val offsets = new Array[Int](n + 1)
+    var g = 0
+    while (g < n) { offsets(g + 1) = offsets(g) + counts(g); g += 1 }
+    val slots = new Array[Int](offsets(n))
+    val cursor = Arrays.copyOf(offsets, n)
+    var slot = 0
+    while (slot < pooled) {
+      val o = owner(slot)
+      if (o < n) { slots(cursor(o)) = slot; cursor(o) += 1 }
+      slot += 1
+    }
+    val out = use(new GroupPool.Emitted(slots, offsets, counts))
+    if (perGroup.length == 0) {
+      owner = new Array[Int](GroupPool.Initial)
+      resetSlots(GroupPool.Initial)
+      pooled = 0
+    } else keepFrom(n)
+    out
+  }
+
+  /** Drops the slots of groups below n (emitted), moving the others down and renumbering their groups. */
+  private def keepFrom(n: Int): Unit = {
+    var kept = 0
+    var slot = 0
+    while (slot < pooled) {
+      if (owner(slot) >= n) {
+        owner(kept) = owner(slot) - n
+        moveSlot(slot, kept)
+        kept += 1
+      }
+      slot += 1
+    }
+    dropSlots(kept, pooled)
+    pooled = kept
+  }
+
+  /** Bytes of the bookkeeping (the values' arrays are the subclass's to count). */
+  protected final def poolSize: Long = perGroup.size + 4L * owner.length
+}
+
+object GroupPool {
+  val Initial = 1024
+
+  /** The emitted groups' slots: group g's are `slots` at [offsets(g), offsets(g + 1)), in arrival order,
+   *  counts(g) of them. */
+  final class Emitted(val slots: Array[Int], val offsets: Array[Int], val counts: Array[Int]) {
+    def groups: Int = counts.length
+  }
+}
