@@ -20,9 +20,11 @@ class CatalogueSuite extends AnyFunSuite {
   test("grouped path as the bindings say: native accumulators where a function has one") {
     def grouped(name: String) = Catalogue.rows.find(_.name == name).get.grouped
     assert(grouped("count") == "native")
-    Seq("median", "string_agg", "approx_distinct").foreach(n => assert(grouped(n) == "adapter", n))
-    // sum's decimals go through the adapter, its integers and doubles are native.
+    assert(grouped("percentile_cont") == "native")
+    Seq("mode", "string_agg", "approx_distinct").foreach(n => assert(grouped(n) == "adapter", n))
+    // sum's and median's decimals go through the adapter, their integers and doubles are native.
     assert(grouped("sum").contains("native for") && grouped("sum").contains("adapter for (decimal(10,2))"))
+    assert(grouped("median") == "native for (double), (bigint), (int); adapter for (decimal(10,2))")
   }
 
   test("tab-separated rows for py4j") {

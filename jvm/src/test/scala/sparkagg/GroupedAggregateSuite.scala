@@ -104,7 +104,8 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     assert(planned("SELECT k, count(*) FROM t GROUP BY k") == 0)
     withConf(GroupedAggregateStrategy.AdaptersConf -> "false") {
       assert(planned("SELECT k, df_sum(l), df_var_samp(d), df_bit_or(i) FROM t GROUP BY k") == 2)
-      assert(planned("SELECT k, df_sum(l), df_median(d) FROM t GROUP BY k") == 0, "median has no native accumulator")
+      assert(planned("SELECT k, df_sum(l), df_median(d) FROM t GROUP BY k") == 2, "median's accumulator is native")
+      assert(planned("SELECT k, df_sum(l), df_mode(d) FROM t GROUP BY k") == 0, "mode has no native accumulator")
       assert(planned("SELECT k, df_sum(m) FROM t GROUP BY k") == 0, "decimal sums go through the adapter")
     }
   }

@@ -2,7 +2,7 @@ package sparkagg
 
 import scala.util.Random
 
-import org.apache.spark.sql.catalyst.expressions.Literal
+import org.apache.spark.sql.catalyst.expressions.{Cast, Literal}
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
@@ -37,6 +37,10 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   // Few distinct values on a large common offset: groups of equal values (zero variance, the NULL rules
   // of corr and regr_*) and the cancellation Welford avoids.
   private val offsetDoubles = "few offset values" -> ((_: DataType, rnd: Random) => 1e9 + rnd.nextInt(3) * 0.5: Any)
+  // Gen's floats are finite: these mix in NaN, the infinities and both zeros.
+  private val specialFloats = "NaN, infinities, zeros" -> ((_: DataType, rnd: Random) =>
+    if (rnd.nextInt(4) == 0) Seq(Float.NaN, Float.PositiveInfinity, Float.NegativeInfinity, -0.0f, 0.0f)(rnd.nextInt(5))
+    else (rnd.nextGaussian() * 100).toFloat: Any)
 
   private val integers = Seq(ByteType, ShortType, IntegerType, LongType)
   private val moments: Seq[CoMomentAggregate] = Seq(VarSamp, VarPop, Stddev, StddevPop)
@@ -72,6 +76,19 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
         Case(ArrayAgg, Seq(IntegerType)),
         Case(ArrayAgg, Seq(DecimalType(10, 2)))
       ) ++
+      // median reads integers as doubles; percentile_cont reads every type as double.
+      Seq(
+        Case(Median, Seq(DoubleType)),
+        Case(Median, Seq(DoubleType), gen = Some(offsetDoubles)),
+        Case(Median, Seq(FloatType)),
+        Case(Median, Seq(FloatType), gen = Some(specialFloats)),
+        Case(Median, Seq(IntegerType)),
+        Case(Median, Seq(LongType)),
+        Case(Median, Seq(ByteType)),
+        Case(PercentileCont, Seq(DoubleType), constants = Seq(Literal(0.3))),
+        Case(PercentileCont, Seq(FloatType), constants = Seq(Literal(0.75), Literal(true)), gen = Some(specialFloats)),
+        Case(PercentileCont, Seq(IntegerType), constants = Seq(Literal(0.5)))
+      ) ++
       Seq(
         Seq(LongType, LongType),
         Seq(DoubleType, DoubleType),
@@ -88,8 +105,7 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     Case(Avg, Seq(DecimalType(30, 5))),
     Case(Min, Seq(StringType)),
     Case(Max, Seq(BinaryType)),
-    Case(Median, Seq(DoubleType)),
-    Case(Median, Seq(FloatType)),
+    Case(Median, Seq(DecimalType(10, 2))),
     Case(ApproxDistinct, Seq(StringType)),
     Case(MaxBy, Seq(StringType, LongType)),
     Case(MinBy, Seq(LongType, StringType))
@@ -115,9 +131,11 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     val adapter: () => GroupsAccumulator = () => new AccumulatorGroups(bound.newAccumulator)
     val implementations = Seq("native" -> native, "adapter" -> adapter)
     val stateTypes = bound.stateSchema.fields.map(_.dataType).toSeq
+    // What the accumulators read: the arguments cast to the types the function coerces them to.
+    val readAs = bound.coerceTo.take(c.types.size)
 
     def batches(rnd: Random, groups: Int, count: Int): Seq[Batch] =
-      Seq.fill(count)(Batch.random(c.types, groups, rnd, c.gen.map(_._2)))
+      Seq.fill(count)(Batch.random(c.types, groups, rnd, c.gen.map(_._2)).copy(readAs = readAs))
 
     /** The Accumulator fed group g's kept rows, for every group below `groups`. */
     def expected(bs: Seq[Batch], groups: Int): IndexedSeq[Accumulator] = {
@@ -261,7 +279,7 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
       }
       val groups = 300
       // Group 0 also gets 20,000 rows, so that its centroids merge (weights above 1).
-      val many = Batch(c.types, Gen.rows(c.types, 20000, rnd).toIndexedSeq, Array.fill(20000)(0), None)
+      val many = Batch(c.types, Gen.rows(c.types, 20000, rnd).toIndexedSeq, Array.fill(20000)(0), None, readAs)
       val bs = batches(rnd, groups, 12) :+ many
       for ((name, make) <- implementations) {
         val acc = make()
@@ -485,6 +503,62 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     assert(out(AccumulatorGroups.of(bound(ArrayAgg, LongType)).evaluate(EmitTo.All), ArrayType(LongType)).isEmpty)
   }
 
+  test("hand-worked: median and percentile_cont of each group's sorted values, states sorted, NULL when empty") {
+    // Group 0: {3, 1, 2}; 1: {1, 2} (a NULL skipped, 9 filtered out); 2: none; 3: {-0.0, 0.0};
+    // 4: {NaN, 5, inf} (NaN sorts greatest); 5: {-inf, inf}.
+    val values = Columns(14,
+      doubles(3.0, 1.0, 1.0, null, 2.0, 2.0, 9.0, -0.0, 0.0, Double.NaN, 5.0,
+        Double.PositiveInfinity, Double.NegativeInfinity, Double.PositiveInfinity))
+    val groups = Array(0, 1, 0, 1, 0, 1, 1, 3, 3, 4, 4, 4, 5, 5)
+    val filter = mask(true, true, true, true, true, true, false, true, true, true, true, true, true, true)
+    def strings(vs: Seq[Any]) = vs.map(v => if (v == null) "NULL" else String.valueOf(v))
+    def lists(c: Column, t: DataType) =
+      out(c, ArrayType(t)).map(l => strings(norm(l).asInstanceOf[Array[Any]].toSeq))
+    def fed(b: Bound) = { val acc = AccumulatorGroups.of(b); acc.updateBatch(values, groups, filter, 6); acc }
+    val median = bound(Median, DoubleType)
+    // 2, the middle of 1 2 3; (1 + 2) / 2; NULL; (-0.0 + 0.0) / 2 = 0.0; the middle of 5 inf NaN; inf - inf.
+    assert(strings(out(fed(median).evaluate(EmitTo.All), DoubleType)) ==
+      Seq("2.0", "1.5", "NULL", "0.0", "Infinity", "NaN"))
+    val Array(states) = fed(median).state(EmitTo.All)
+    val sortedLists = Seq(Seq("1.0", "2.0", "3.0"), Seq("1.0", "2.0"), Seq(), Seq("-0.0", "0.0"),
+      Seq("5.0", "Infinity", "NaN"), Seq("-Infinity", "Infinity"))
+    assert(lists(states, DoubleType) == sortedLists)
+    // After EmitTo.First(2), old group 2 (empty) is 0 and gets 4.0; old group 3 is 1 and merges {1, 2, 3}:
+    // {-0.0, 0.0, 1, 2, 3}, median 1.0.
+    val acc = fed(median)
+    assert(out(acc.evaluate(EmitTo.First(2)), DoubleType) == Seq(2.0, 1.5))
+    acc.updateBatch(Columns(1, doubles(4.0)), Array(0), None, 4)
+    acc.mergeBatch(Columns(1, new ObjectColumn(Array[Any](Array(3.0, 1.0, 2.0)))), Array(1), None, 4)
+    assert(strings(out(acc.evaluate(EmitTo.All), DoubleType)) == Seq("4.0", "1.0", "Infinity", "NaN"))
+    // Emitted values that lie first in the pool, in group order, are sorted where they are; the rest stay.
+    val inPlace = AccumulatorGroups.of(median)
+    inPlace.updateBatch(Columns(4, doubles(3.0, 1.0, 7.0, 4.0)), Array(0, 0, 1, 1), None, 2)
+    assert(out(inPlace.evaluate(EmitTo.First(1)), DoubleType) == Seq(2.0))
+    assert(out(inPlace.state(EmitTo.All)(0), ArrayType(DoubleType)).map(l => norm(l).asInstanceOf[Array[Any]].toSeq) ==
+      Seq(Seq(4.0, 7.0)))
+    // percentile_cont reads the same sorted values: 0.25 of {1, 2, 3} at index 0.5 is 1.5; of {1, 2} at
+    // 0.25, 1.25; from the top (0.75) 2.5 and 1.75.
+    def percentile(p: Double, descending: Boolean, t: DataType = DoubleType) = new Harness(PercentileCont, Seq(t),
+      constants = Seq(Literal(p)) ++ (if (descending) Seq(Literal(true)) else Nil)).call.bound
+    assert(out(fed(percentile(0.25, descending = false)).evaluate(EmitTo.All), DoubleType).take(3) ==
+      Seq(1.5, 1.25, null))
+    assert(out(fed(percentile(0.25, descending = true)).evaluate(EmitTo.All), DoubleType).take(3) ==
+      Seq(2.5, 1.75, null))
+    assert(lists(fed(percentile(0.25, descending = false)).state(EmitTo.All)(0), DoubleType) == sortedLists)
+    val asFloat = fed(percentile(0.25, descending = false, FloatType)).evaluate(EmitTo.All)
+    assert(out(asFloat, FloatType).take(3) == Seq(1.5f, 1.25f, null))
+    // Floats: results and state elements are floats, as the Accumulator's: {1, 2} -> 1.5, {1, 2, 4, 8} -> 3.
+    val floats = Columns(7, new ObjectColumn(Array[Any](2.0f, 1.0f, 8.0f, 1.0f, 4.0f, 2.0f, null)))
+    val floatMedian = bound(Median, FloatType)
+    def floatsFed = {
+      val a = AccumulatorGroups.of(floatMedian); a.updateBatch(floats, Array(0, 0, 1, 1, 1, 1, 2), None, 3); a
+    }
+    assert(out(floatsFed.evaluate(EmitTo.All), FloatType) == Seq(1.5f, 3.0f, null))
+    val floatStates = out(floatsFed.state(EmitTo.All)(0), ArrayType(FloatType)).map(_.asInstanceOf[Array[Any]].toSeq)
+    assert(floatStates == Seq(Seq(1.0f, 2.0f), Seq(1.0f, 2.0f, 4.0f, 8.0f), Seq()))
+    assert(floatStates.flatten.forall(_.isInstanceOf[java.lang.Float]))
+  }
+
   test("the t-digest's native path merges a group's values every 8192 rows, as the Accumulator does") {
     for ((f, types, constants) <- Seq((ApproxMedian, Seq(DoubleType), Nil),
         (ApproxPercentileContWithWeight, Seq(DoubleType, DoubleType), Seq(Literal(0.25), Literal(10))))) {
@@ -582,20 +656,25 @@ object GroupsAccumulatorSuite {
     case other => other
   }
 
-  /** One batch of rows in Spark's internal representation, their group keys and FILTER values. */
+  /** One batch of rows in Spark's internal representation, their group keys and FILTER values; `readAs`
+   *  (when given) the types its columns are cast to, as an operator casts arguments to `Bound.coerceTo`. */
   final case class Batch(types: Seq[DataType], rows: IndexedSeq[Seq[Any]], keys: Array[Int],
-      filter: Option[IndexedSeq[Any]]) {
+      filter: Option[IndexedSeq[Any]], readAs: Seq[DataType] = Nil) {
     def kept(i: Int): Boolean = filter.forall(_(i) == true)
 
     /** The rows whose key is at least n, keyed from 0 (what is left after EmitTo.First(n)). */
     def onlyKeysFrom(n: Int): Batch = {
       val keep = keys.indices.filter(keys(_) >= n)
-      Batch(types, keep.map(rows), keep.map(keys(_) - n).toArray, filter.map(f => keep.map(f)))
+      Batch(types, keep.map(rows), keep.map(keys(_) - n).toArray, filter.map(f => keep.map(f)), readAs)
     }
 
     /** The batch as columns: primitive columns or boxed ones, chosen at random. */
-    def columns(rnd: Random): Columns =
-      Columns.of(rows.size, types.indices.map(j => column(types(j), rows.map(_(j)), rnd)).toArray)
+    def columns(rnd: Random): Columns = {
+      val read = if (readAs.isEmpty) types else readAs
+      def cast(v: Any, j: Int): Any =
+        if (v == null || read(j) == types(j)) v else Cast(Literal(v, types(j)), read(j), Some("UTC")).eval()
+      Columns.of(rows.size, types.indices.map(j => column(read(j), rows.map(r => cast(r(j), j)), rnd)).toArray)
+    }
 
     def filterColumn(rnd: Random): Option[Column] = filter.map { f =>
       if (rnd.nextBoolean()) new ObjectColumn(f.toArray)

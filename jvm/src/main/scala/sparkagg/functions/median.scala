@@ -6,7 +6,7 @@ import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
-import sparkagg.common.{OrderStatistics, ValueKind}
+import sparkagg.common._
 
 /**
  * median(x): the middle non-NULL value; with an even count the two middle values averaged. Floats and
@@ -44,6 +44,12 @@ object Median extends FunctionDef {
               case _ => new MedianAccumulator(ValueKind.of(read).asInstanceOf[ValueKind.DoubleLike])
             },
           coerceTo = Seq(read),
+          newGroupsAccumulator = read match {
+            case _: DecimalType => None
+            case _ =>
+              val kind = ValueKind.of(read).asInstanceOf[ValueKind.DoubleLike]
+              Some(() => new SortedValueGroups(kind, MedianAccumulator.middle))
+          },
           newSlidingAccumulator = Some(() =>
             read match {
               case d: DecimalType => new SlidingDecimalMedianAccumulator(d)
@@ -77,7 +83,7 @@ private[sparkagg] final class GrowableLongs {
 final class MedianAccumulator(kind: ValueKind.DoubleLike) extends Accumulator {
   private val values = new GrowableLongs
 
-  import MedianAccumulator.{decode, encode}
+  import MedianAccumulator.encode
 
   def update(args: Values): Unit = if (!args.isNullAt(0)) values.add(encode(kind.readDouble(args, 0)))
 
@@ -85,32 +91,17 @@ final class MedianAccumulator(kind: ValueKind.DoubleLike) extends Accumulator {
     val list = state.getList(0)
     var j = 0
     while (j < list.numElements) {
-      if (!list.isNullAt(j))
-        values.add(
-          encode(
-            if (kind.dataType == DoubleType) list.getDouble(j)
-            else list.copy(j, FloatType).asInstanceOf[java.lang.Float].doubleValue))
+      if (!list.isNullAt(j)) values.add(encode(MedianAccumulator.element(kind, list, j)))
       j += 1
     }
   }
 
   // Sorted, so a state's bytes do not depend on whether it was evaluated (which sorts in place); double
   // lists leave unboxed: a group of millions of values is one array, not millions of objects.
-  def state(): Array[Any] = Array(
-    {
-      values.sortInPlace()
-      if (kind.dataType == DoubleType) Array.tabulate(values.length)(j => decode(values.values(j)))
-      else Array.tabulate[Any](values.length)(j => kind.box(decode(values.values(j))))
-    })
+  def state(): Array[Any] = Array(MedianAccumulator.stateList(kind, values.sortInPlace(), 0, values.length))
 
   def evaluate(): Any =
-    if (values.length == 0) null
-    else {
-      val a = values.sortInPlace()
-      val n = values.length
-      if (n % 2 == 1) kind.box(decode(a(n / 2)))
-      else kind.box((decode(a(n / 2 - 1)) + decode(a(n / 2))) / 2)
-    }
+    if (values.length == 0) null else kind.box(MedianAccumulator.middle(values.sortInPlace(), 0, values.length))
 
   def size: Long = 48 + 8L * values.values.length
 }
@@ -120,6 +111,141 @@ object MedianAccumulator {
   private def sortable(bits: Long): Long = bits ^ ((bits >> 63) & Long.MaxValue)
   def encode(d: Double): Long = sortable(java.lang.Double.doubleToLongBits(d))
   def decode(x: Long): Double = java.lang.Double.longBitsToDouble(sortable(x))
+
+  /** The median of the encoded values sorted at [from, until) of `a`, not empty: the middle one, or the
+   *  mean of the middle two. */
+  def middle(a: Array[Long], from: Int, until: Int): Double = {
+    val n = until - from
+    val m = from + n / 2
+    if (n % 2 == 1) decode(a(m)) else (decode(a(m - 1)) + decode(a(m))) / 2
+  }
+
+  /** Element j (not NULL) of a state list of `kind`'s values, as a double. */
+  def element(kind: ValueKind.DoubleLike, list: ListValues, j: Int): Double =
+    if (kind.dataType == DoubleType) list.getDouble(j)
+    else list.copy(j, FloatType).asInstanceOf[java.lang.Float].doubleValue
+
+  /** The state list of the encoded values sorted at [from, until) of `a`: doubles unboxed (a group of
+   *  millions of values is one array, not millions of objects), floats boxed. */
+  def stateList(kind: ValueKind.DoubleLike, a: Array[Long], from: Int, until: Int): Any =
+    if (kind.dataType == DoubleType) Array.tabulate(until - from)(j => decode(a(from + j)))
+    else Array.tabulate[Any](until - from)(j => kind.box(decode(a(from + j))))
+}
+
+/**
+ * The GroupsAccumulator of median (and percentile_cont) over floats and doubles, integers read as doubles:
+ * every non-NULL value in one [[GroupPool]] shared by all groups, in [[MedianAccumulator]]'s sortable
+ * encoding, no object per group. Emitting gathers each group's values and sorts them, so a group's result
+ * is `statistic` of its sorted values (a double; a float's rounded to float as `kind.box` does) and its
+ * state the sorted list, as the row accumulators give them, to the bit. State lists of doubles leave end
+ * to end in one [[DoubleListColumn]]; of floats as the row accumulator's boxed lists.
+ */
+private[sparkagg] final class SortedValueGroups(kind: ValueKind.DoubleLike,
+    statistic: (Array[Long], Int, Int) => Double)
+  extends GroupPool with GroupsAccumulator {
+  import MedianAccumulator.{decode, encode}
+
+  private var pool = new Array[Long](GroupPool.Initial)
+  protected def growSlots(capacity: Int): Unit = pool = java.util.Arrays.copyOf(pool, capacity)
+  protected def moveSlot(from: Int, to: Int): Unit = pool(to) = pool(from)
+  protected def dropSlots(from: Int, until: Int): Unit = ()
+  protected def resetSlots(capacity: Int): Unit = pool = new Array[Long](capacity)
+
+  private def add(g: Int, x: Double): Unit = {
+    val slot = slotFor(g) // may replace `pool`
+    pool(slot) = encode(x)
+  }
+
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resizeGroups(totalGroups)
+    val column = values.column(0)
+    val f = filter.orNull
+    var i = 0
+    while (i < values.numRows) {
+      if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) add(groupIndices(i), kind.readDouble(column, i))
+      i += 1
+    }
+  }
+
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resizeGroups(totalGroups)
+    val column = states.column(0)
+    // Lists of doubles that come end to end are read in place, without a list view per state.
+    val endToEnd = column match {
+      case c: DoubleListColumn => c
+      case _ => null
+    }
+    val f = filter.orNull
+    var i = 0
+    while (i < states.numRows) {
+      if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
+        val g = groupIndices(i)
+        if (endToEnd != null) {
+          var at = endToEnd.start(i)
+          val until = at + endToEnd.length(i)
+          while (at < until) { if (!endToEnd.isElementNull(at)) add(g, endToEnd.values(at)); at += 1 }
+        } else {
+          val list = column.getList(i)
+          var j = 0
+          while (j < list.numElements) {
+            if (!list.isNullAt(j)) add(g, MedianAccumulator.element(kind, list, j))
+            j += 1
+          }
+        }
+      }
+      i += 1
+    }
+  }
+
+  /** The emitted groups' values, each group's sorted at [offsets(g), offsets(g + 1)). Values that already
+   *  lie in group order at the start of the pool (a single group's, say) are sorted where they are, without
+   *  a copy: the pool drops them next. */
+  private def sorted(e: GroupPool.Emitted): Array[Long] = {
+    val n = e.slots.length
+    var same = 0
+    while (same < n && e.slots(same) == same) same += 1
+    val a =
+      if (same == n) pool
+      else {
+        val copy = new Array[Long](n)
+        System.arraycopy(pool, 0, copy, 0, same)
+        var i = same
+        while (i < n) { copy(i) = pool(e.slots(i)); i += 1 }
+        copy
+      }
+    var g = 0
+    while (g < e.groups) { java.util.Arrays.sort(a, e.offsets(g), e.offsets(g + 1)); g += 1 }
+    a
+  }
+
+  def evaluate(emit: EmitTo): Column = emitSlots(emit) { e =>
+    val a = sorted(e)
+    val n = e.groups
+    val results = new Array[Double](n)
+    val validity = new Array[Long](Validity.words(n))
+    var g = 0
+    while (g < n) {
+      if (e.counts(g) > 0) { results(g) = statistic(a, e.offsets(g), e.offsets(g + 1)); Validity.set(validity, g) }
+      g += 1
+    }
+    new DoubleColumn(results, validity, n)
+  }
+
+  def state(emit: EmitTo): Array[Column] = Array(
+    emitSlots(emit) { e =>
+      val a = sorted(e)
+      if (kind.dataType == DoubleType)
+        new DoubleListColumn(Array.tabulate(e.slots.length)(i => decode(a(i))), e.offsets, null, e.groups)
+      else
+        new ObjectColumn(
+          Array.tabulate[Any](e.groups)(g => MedianAccumulator.stateList(kind, a, e.offsets(g), e.offsets(g + 1))))
+    })
+
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
+    GroupsAccumulator.statesOfRows(new SortedValueGroups(kind, statistic), values, filter)
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long = poolSize + 8L * pool.length
 }
 
 final class DecimalMedianAccumulator(t: DecimalType) extends Accumulator {

@@ -2,6 +2,7 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
+import sparkagg.common.ValueKind
 
 /**
  * percentile_cont(p) WITHIN GROUP (ORDER BY x [DESC]): the p-th percentile of the non-NULL values of
@@ -49,6 +50,7 @@ object PercentileCont extends FunctionDef {
               result,
               state,
               () => new PercentileContAccumulator(if (fromTop) 1 - f else f, result == FloatType),
+              newGroupsAccumulator = Some(() => PercentileContAccumulator.groups(if (fromTop) 1 - f else f)),
               newSlidingAccumulator =
                 Some(() => new SlidingPercentileContAccumulator(if (fromTop) 1 - f else f, result == FloatType)),
               coerceTo = Seq(DoubleType, p.dataType) ++ rest.map(_ => BooleanType),
@@ -92,12 +94,24 @@ object PercentileContAccumulator {
    * floor and ceil of fraction * (n - 1).
    */
   def interpolate(fraction: Double, n: Long, at: Long => Double, asFloat: Boolean): Any = {
+    val q = unrounded(fraction, n, at)
+    if (asFloat) q.toFloat else q
+  }
+
+  /** [[interpolate]]'s value before it is rounded to float. */
+  private def unrounded(fraction: Double, n: Long, at: Long => Double): Double = {
     val index = fraction * (n - 1)
     val lo = math.floor(index).toLong
     val low = at(lo)
-    val q = if (index == lo) low else low + (at(lo + 1) - low) * (index - lo)
-    if (asFloat) q.toFloat else q
+    if (index == lo) low else low + (at(lo + 1) - low) * (index - lo)
   }
+
+  /** The GroupsAccumulator: median's, the values read as doubles, the percentile of each group's sorted
+   *  values (a float result rounded from the double as [[interpolate]] rounds it). */
+  def groups(fraction: Double): GroupsAccumulator =
+    new SortedValueGroups(
+      new ValueKind.DoubleLike(DoubleType),
+      (a, from, until) => unrounded(fraction, until - from, k => MedianAccumulator.decode(a(from + k.toInt))))
 }
 
 /** percentile_cont over a sliding frame (results as [[PercentileContAccumulator]]'s, to the bit). */
