@@ -2,7 +2,7 @@ package sparkagg.common
 
 import java.util.Arrays
 
-import sparkagg.api.EmitTo
+import sparkagg.api.{Column, Columns, EmitTo, GroupsAccumulator, ListValues}
 
 /**
  * The slots of a grouped accumulator that keeps every value of every group in one pool shared by all
@@ -25,6 +25,39 @@ abstract class GroupPool {
   private val perGroup = new IntVector
   private var owner = new Array[Int](GroupPool.Initial)
   private var pooled = 0
+
+  /** Group g's next element of a merged state list of doubles laid end to end (read in place). */
+  protected def mergeDouble(g: Int, value: Double, isNull: Boolean): Unit
+  /** Group g's next element of any other merged state list: element j of `list`. */
+  protected def mergeElement(g: Int, list: ListValues, j: Int): Unit
+
+  /** mergeBatch of states whose one field is a list of values: each element, in order, to its group. */
+  final def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resizeGroups(totalGroups)
+    val column = states.column(0)
+    // Lists of doubles that come end to end are read in place, without a list view per state.
+    val endToEnd = column match {
+      case c: DoubleListColumn => c
+      case _ => null
+    }
+    val f = filter.orNull
+    var i = 0
+    while (i < states.numRows) {
+      if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
+        val g = groupIndices(i)
+        if (endToEnd != null) {
+          var at = endToEnd.start(i)
+          val until = at + endToEnd.length(i)
+          while (at < until) { mergeDouble(g, endToEnd.values(at), endToEnd.isElementNull(at)); at += 1 }
+        } else {
+          val list = column.getList(i)
+          var j = 0
+          while (j < list.numElements) { mergeElement(g, list, j); j += 1 }
+        }
+      }
+      i += 1
+    }
+  }
 
   /** Groups 0 until `totalGroups` exist: called before a batch is updated or merged. */
   protected final def resizeGroups(totalGroups: Int): Unit = perGroup.resize(totalGroups)

@@ -135,41 +135,14 @@ private[sparkagg] final class ArrayAggGroups(elementType: DataType) extends Grou
     }
   }
 
-  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    resizeGroups(totalGroups)
-    val column = states.column(0)
-    // Lists of doubles that come end to end are read in place, without a list view per state.
-    val endToEnd = column match {
-      case c: DoubleListColumn => c
-      case _ => null
-    }
-    val f = filter.orNull
-    var i = 0
-    while (i < states.numRows) {
-      if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
-        val g = groupIndices(i)
-        if (endToEnd != null) {
-          var at = endToEnd.start(i)
-          val until = at + endToEnd.length(i)
-          while (at < until) {
-            val slot = slotFor(g)
-            if (!endToEnd.isElementNull(at)) {
-              Validity.set(present, slot); elements.putDouble(slot, endToEnd.values(at))
-            }
-            at += 1
-          }
-        } else {
-          val list = column.getList(i)
-          var j = 0
-          while (j < list.numElements) {
-            val slot = slotFor(g)
-            if (!list.isNullAt(j)) { Validity.set(present, slot); elements.putElement(slot, list, j) }
-            j += 1
-          }
-        }
-      }
-      i += 1
-    }
+  protected def mergeDouble(g: Int, value: Double, isNull: Boolean): Unit = {
+    val slot = slotFor(g)
+    if (!isNull) { Validity.set(present, slot); elements.putDouble(slot, value) }
+  }
+
+  protected def mergeElement(g: Int, list: ListValues, j: Int): Unit = {
+    val slot = slotFor(g)
+    if (!list.isNullAt(j)) { Validity.set(present, slot); elements.putElement(slot, list, j) }
   }
 
   /** The emitted groups' lists (an empty group's NULL, or empty when `emptyIsNull` is false). */

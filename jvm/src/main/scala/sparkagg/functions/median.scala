@@ -167,35 +167,9 @@ private[sparkagg] final class SortedValueGroups(kind: ValueKind.DoubleLike,
     }
   }
 
-  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    resizeGroups(totalGroups)
-    val column = states.column(0)
-    // Lists of doubles that come end to end are read in place, without a list view per state.
-    val endToEnd = column match {
-      case c: DoubleListColumn => c
-      case _ => null
-    }
-    val f = filter.orNull
-    var i = 0
-    while (i < states.numRows) {
-      if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
-        val g = groupIndices(i)
-        if (endToEnd != null) {
-          var at = endToEnd.start(i)
-          val until = at + endToEnd.length(i)
-          while (at < until) { if (!endToEnd.isElementNull(at)) add(g, endToEnd.values(at)); at += 1 }
-        } else {
-          val list = column.getList(i)
-          var j = 0
-          while (j < list.numElements) {
-            if (!list.isNullAt(j)) add(g, MedianAccumulator.element(kind, list, j))
-            j += 1
-          }
-        }
-      }
-      i += 1
-    }
-  }
+  protected def mergeDouble(g: Int, value: Double, isNull: Boolean): Unit = if (!isNull) add(g, value)
+  protected def mergeElement(g: Int, list: ListValues, j: Int): Unit =
+    if (!list.isNullAt(j)) add(g, MedianAccumulator.element(kind, list, j))
 
   /** The emitted groups' values, each group's sorted at [offsets(g), offsets(g + 1)). Values that already
    *  lie in group order at the start of the pool (a single group's, say) are sorted where they are, without
