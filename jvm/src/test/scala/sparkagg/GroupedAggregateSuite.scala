@@ -206,6 +206,25 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
       grouped.head.getSeq[String](1).count(_ == null) == 4 && grouped.head.getSeq[String](1).contains("[27.0,null]"))
   }
 
+  test("interpreted projections (codegen off): two list states and two packed states in one row stay apart") {
+    // An interpreted projection reads every field of a group's row before writing any; the row's reused
+    // buffers are its columns' own. Found by the fuzzer: df_median(DISTINCT l), df_median(DISTINCT i) over
+    // one row with i NULL gave NULL for both (sql/fuzz/seed-1006737.json). Two packed t-digest states of
+    // one length shared a buffer the same way.
+    val sql = "SELECT id % 2 AS k, df_median(id * 3 + 1) AS m1, df_median(IF(id < 2, NULL, id)) AS m2, " +
+      "df_approx_percentile_cont(id, 0.5) AS p1, df_approx_percentile_cont(-id, 0.5) AS p2 " +
+      "FROM range(5) GROUP BY id % 2 ORDER BY k"
+    withConf("spark.sql.codegen.factoryMode" -> "NO_CODEGEN", "spark.sql.codegen.wholeStage" -> "false") {
+      val (grouped, typed, nodes) = bothPaths(sql)
+      assert(nodes.nonEmpty)
+      assert(grouped == typed)
+      // k = 0: ids 0, 2, 4: m1 of {1, 7, 13} = 7, m2 of {2, 4} = 3; k = 1: ids 1, 3: m1 of {4, 10} = 7,
+      // m2 of {3} = 3
+      assert(grouped.map(r => (r.getLong(0), r.getDouble(1), r.getDouble(2))) == Seq((0L, 7.0, 3.0), (1L, 7.0, 3.0)))
+      assert(grouped.forall(r => r.getDouble(3) == -r.getDouble(4)), grouped)
+    }
+  }
+
   test("ANSI overflow on the grouped path names the function") {
     withConf("spark.sql.ansi.enabled" -> "true") {
       val e = intercept[Exception](

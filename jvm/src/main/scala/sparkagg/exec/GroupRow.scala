@@ -18,9 +18,10 @@ import sparkagg.catalyst.CatalystValues
  * code calls this one class, so its getters inline and long, double and list-of-double columns are read
  * straight from their arrays, with no row of values filled first.
  *
- * A list of doubles is laid out as an UnsafeArrayData in one reused buffer, and a binary value (a packed
- * state) copied into a reused array of its length; the projection copies either at once, so each is valid
- * only until the next call.
+ * A list of doubles is laid out as an UnsafeArrayData in a reused buffer of its column, and a binary value
+ * (a packed state) copied into a reused array of its column and length; each is valid until the next group.
+ * One per column, not one per row: an interpreted projection (codegen off) reads every field of the row
+ * before it writes any, so two list columns sharing a buffer would both hold the last one read.
  */
 private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Column], types: Seq[DataType])
   extends SparkAggRow {
@@ -87,7 +88,7 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
   override def getBinary(i: Int): Array[Byte] =
     if (i < numKeys) key.getBinary(i)
     else columns(i - numKeys) match {
-      case c: BinaryColumn => bytesOf(c)
+      case c: BinaryColumn => bytesOf(i - numKeys, c)
       case c => c.getBinary(group)
     }
 
@@ -101,7 +102,7 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
     if (i < numKeys) key.getArray(i)
     else {
       val list = doubleLists(i - numKeys)
-      if (list != null) doubleList(list) else value(i).asInstanceOf[ArrayData]
+      if (list != null) doubleList(i - numKeys, list) else value(i).asInstanceOf[ArrayData]
     }
 
   def get(i: Int, dataType: DataType): AnyRef =
@@ -111,29 +112,31 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
   private def value(i: Int): Any =
     CatalystValues.toCatalyst(column(i).get(group, types(i - numKeys)), types(i - numKeys))
 
-  // One array per length, reused: the projection copies a value before the next is asked for, and packed
-  // states come in a few lengths.
-  private val byLength = new Array[Array[Byte]](256)
+  // Per binary column, one array per length, reused: packed states come in a few lengths.
+  private val byLength = Array.fill[Array[Array[Byte]]](columns.length)(null)
 
-  private def bytesOf(c: BinaryColumn): Array[Byte] = {
-    val n = c.length(group)
-    val out = if (n < byLength.length) {
-      if (byLength(n) == null) byLength(n) = new Array[Byte](n)
-      byLength(n)
+  private def bytesOf(c: Int, column: BinaryColumn): Array[Byte] = {
+    val n = column.length(group)
+    if (byLength(c) == null) byLength(c) = new Array[Array[Byte]](256)
+    val arrays = byLength(c)
+    val out = if (n < arrays.length) {
+      if (arrays(n) == null) arrays(n) = new Array[Byte](n)
+      arrays(n)
     } else new Array[Byte](n)
-    System.arraycopy(c.bytes, c.start(group), out, 0, n)
+    System.arraycopy(column.bytes, column.start(group), out, 0, n)
     out
   }
 
-  private val list = new UnsafeArrayData
-  private var buffer = new Array[Long](64)
+  private val lists = Array.tabulate(columns.length)(c => if (doubleLists(c) != null) new UnsafeArrayData else null)
+  private val buffers = Array.fill(columns.length)(new Array[Long](0))
 
-  private def doubleList(c: DoubleListColumn): ArrayData = {
+  private def doubleList(column: Int, c: DoubleListColumn): ArrayData = {
     val start = c.start(group)
     val n = c.length(group)
     val header = UnsafeArrayData.calculateHeaderPortionInBytes(n)
     val bytes = header + 8 * n
-    if (bytes > 8 * buffer.length) buffer = new Array[Long](2 * (bytes / 8))
+    if (bytes > 8 * buffers(column).length) buffers(column) = new Array[Long](math.max(64, 2 * (bytes / 8)))
+    val buffer = buffers(column)
     java.util.Arrays.fill(buffer, 0, header / 8, 0L)
     buffer(0) = n
     // Null bits follow the length word, bit j for element j.
@@ -143,8 +146,8 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
     }
     Platform.copyMemory(c.values, Platform.DOUBLE_ARRAY_OFFSET + 8L * start, buffer,
       Platform.LONG_ARRAY_OFFSET + header, 8L * n)
-    list.pointTo(buffer, Platform.LONG_ARRAY_OFFSET, bytes)
-    list
+    lists(column).pointTo(buffer, Platform.LONG_ARRAY_OFFSET, bytes)
+    lists(column)
   }
 
   def setNullAt(i: Int): Unit = throw new UnsupportedOperationException("a group's row is read-only")
