@@ -26,10 +26,24 @@ abstract class GroupPool {
   private var owner = new Array[Int](GroupPool.Initial)
   private var pooled = 0
 
+  /** Group g's next row of an update: row i of the argument `column`. */
+  protected def updateRow(g: Int, column: Column, i: Int): Unit
   /** Group g's next element of a merged state list of doubles laid end to end (read in place). */
   protected def mergeDouble(g: Int, value: Double, isNull: Boolean): Unit
   /** Group g's next element of any other merged state list: element j of `list`. */
   protected def mergeElement(g: Int, list: ListValues, j: Int): Unit
+
+  /** updateBatch of a function of one argument: each row the filter keeps, in order, to its group. */
+  final def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resizeGroups(totalGroups)
+    val column = values.column(0)
+    val f = filter.orNull
+    var i = 0
+    while (i < values.numRows) {
+      if (GroupsAccumulator.keep(f, i)) updateRow(groupIndices(i), column, i)
+      i += 1
+    }
+  }
 
   /** mergeBatch of states whose one field is a list of values: each element, in order, to its group. */
   final def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {

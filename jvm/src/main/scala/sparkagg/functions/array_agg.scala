@@ -121,18 +121,9 @@ private[sparkagg] final class ArrayAggGroups(elementType: DataType) extends Grou
     elements.reset(capacity)
   }
 
-  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    resizeGroups(totalGroups)
-    val column = values.column(0)
-    val f = filter.orNull
-    var i = 0
-    while (i < values.numRows) {
-      if (GroupsAccumulator.keep(f, i)) {
-        val slot = slotFor(groupIndices(i))
-        if (!column.isNullAt(i)) { Validity.set(present, slot); elements.put(slot, column, i) }
-      }
-      i += 1
-    }
+  protected def updateRow(g: Int, column: Column, i: Int): Unit = {
+    val slot = slotFor(g)
+    if (!column.isNullAt(i)) { Validity.set(present, slot); elements.put(slot, column, i) }
   }
 
   protected def mergeDouble(g: Int, value: Double, isNull: Boolean): Unit = {

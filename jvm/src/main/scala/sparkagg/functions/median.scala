@@ -156,16 +156,8 @@ private[sparkagg] final class SortedValueGroups(kind: ValueKind.DoubleLike,
     pool(slot) = encode(x)
   }
 
-  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    resizeGroups(totalGroups)
-    val column = values.column(0)
-    val f = filter.orNull
-    var i = 0
-    while (i < values.numRows) {
-      if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) add(groupIndices(i), kind.readDouble(column, i))
-      i += 1
-    }
-  }
+  protected def updateRow(g: Int, column: Column, i: Int): Unit =
+    if (!column.isNullAt(i)) add(g, kind.readDouble(column, i))
 
   protected def mergeDouble(g: Int, value: Double, isNull: Boolean): Unit = if (!isNull) add(g, value)
   protected def mergeElement(g: Int, list: ListValues, j: Int): Unit =
