@@ -399,8 +399,12 @@ def _columns(table: pa.Table) -> list[pa.Array]:
     return [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in table.columns]
 
 
+@dataclass
 class Judged:
-    """A model answer that more than one Spark answer matches: an order-free or approximate result."""
+    """A model answer that more than one Spark answer matches: an order-free or approximate result.
+    ``value`` is the model's own answer (what Spark evaluates expressions over calls with)."""
+
+    value: Any
 
     def accepts(self, value: Any, equal: Callable[[Any, Any], bool]) -> bool:
         raise NotImplementedError
@@ -409,8 +413,6 @@ class Judged:
 @dataclass
 class AnyOrder(Judged):
     """A collection whose order is the order rows arrive in: equal as a multiset."""
-
-    value: list | None
 
     def accepts(self, value, equal):
         if value is None or self.value is None:
@@ -426,7 +428,6 @@ class AnyOrder(Judged):
 class Pieces(Judged):
     """string_agg without WITHIN GROUP: the same pieces between the delimiter, in any order."""
 
-    value: str | None
     delimiter: str
 
     def accepts(self, value, equal):
@@ -457,7 +458,6 @@ class NearRank(Judged):
     """A t-digest estimate: Spark's must rank within RANK_TOLERANCE of the total weight (plus one value)
     of where the model's ranks among the (value, weight) pairs; the digests differ by merge order."""
 
-    estimate: Any
     values: list[tuple[float, float]]
 
     def _ranks(self, v: float) -> tuple[float, float]:
@@ -468,18 +468,18 @@ class NearRank(Judged):
         return (sum(w for x, w in self.values if x < lower), sum(w for x, w in self.values if x <= upper))
 
     def accepts(self, value, equal):
-        if value is None or self.estimate is None:
-            return value is None and self.estimate is None
-        if math.isnan(value) or math.isnan(self.estimate):
-            return math.isnan(value) and math.isnan(self.estimate)
+        if value is None or self.value is None:
+            return value is None and self.value is None
+        if math.isnan(value) or math.isnan(self.value):
+            return math.isnan(value) and math.isnan(self.value)
         total = sum(w for _, w in self.values)
         slack = RANK_TOLERANCE * total + max((w for _, w in self.values), default=1.0)
         lo_s, hi_s = self._ranks(float(value))
-        lo_m, hi_m = self._ranks(float(self.estimate))
+        lo_m, hi_m = self._ranks(float(self.value))
         return lo_s - slack <= hi_m and lo_m - slack <= hi_s
 
     def __repr__(self) -> str:
-        return f"{self.estimate!r} within {RANK_TOLERANCE:.0%} of rank"
+        return f"{self.value!r} within {RANK_TOLERANCE:.0%} of rank"
 
 
 @dataclass
@@ -487,14 +487,13 @@ class NearCount(Judged):
     """An approx_distinct estimate: the model hashes with its own function, not the JVM's, so the sketches
     differ; Spark's must be within RANK_TOLERANCE (plus 2) of the exact count of distinct values."""
 
-    estimate: Any
     exact: int
 
     def accepts(self, value, equal):
         return value is not None and abs(value - self.exact) <= RANK_TOLERANCE * self.exact + 2
 
     def __repr__(self) -> str:
-        return f"{self.estimate!r} (exactly {self.exact} distinct values, {RANK_TOLERANCE:.0%} allowed)"
+        return f"{self.value!r} (exactly {self.exact} distinct values, {RANK_TOLERANCE:.0%} allowed)"
 
 
 _UNORDERED_PICKERS = {"first_value", "last_value", "nth_value", "any_value"}
@@ -574,9 +573,9 @@ def _model(call: Aggregate, constant: Callable[[str], Any], models: dict[str, st
     elif name in _UNORDERED_PICKERS:
         skip_nulls = name == "any_value" or options.get("ignore_nulls", False)
         n = abs(options.get("n") or 1)
-        model.judge = lambda v, cols: OneOf(_may_come_first(cols[0], skip_nulls, n))
+        model.judge = lambda v, cols: OneOf(v, _may_come_first(cols[0], skip_nulls, n))
     elif name in ("max_by", "min_by"):
-        model.judge = lambda v, cols: OneOf(_best_by(cols, name == "max_by", v))
+        model.judge = lambda v, cols: OneOf(v, _best_by(cols, name == "max_by", v))
     return model
 
 
@@ -634,9 +633,8 @@ def _constants(spark, texts: list[str]) -> Callable[[str], Any]:
     return lambda text: values[text]
 
 
-_PARAMETERS = {"percentile_cont": None, "quantile_cont": None, "approx_percentile_cont": None,
-               "approx_percentile_cont_with_weight": None, "string_agg": 1, "first_value": 1, "last_value": 1,
-               "nth_value": 1}
+_PARAMETERS = {"percentile_cont", "approx_percentile_cont", "approx_percentile_cont_with_weight", "string_agg",
+               "first_value", "last_value", "nth_value"}
 
 
 def _parameter_texts(call: Aggregate) -> list[str]:
@@ -728,13 +726,9 @@ def _grouped_rows(spark, query: Query, calls: list[Model], ansi: bool, seed: int
 def _refuse_ties(call: Aggregate, keys: list[list[Any]], selected: list[int], group_of_row: list[int] | None) -> None:
     """WITHIN GROUP keys that tie within a group leave the tied rows in the order they arrive in, which
     Spark's plan chooses: such input cannot be judged."""
-    seen = set()
-    for r in selected:
-        marker = (group_of_row[r] if group_of_row else 0, tuple(_freeze(col[r]) for col in keys))
-        if marker in seen:
-            raise UnsupportedQuery(f"{call.sql}: its WITHIN GROUP keys tie within a group, so the order among "
-                                   f"the tied rows is the order they arrive in")
-        seen.add(marker)
+    if len(_distinct_rows(selected, keys, group_of_row)) < len(selected):
+        raise UnsupportedQuery(f"{call.sql}: its WITHIN GROUP keys tie within a group, so the order among "
+                               f"the tied rows is the order they arrive in")
 
 
 def _distinct_rows(selected: list[int], arg_values: list[list[Any]], group_of_row: list[int] | None) -> list[int]:
@@ -762,10 +756,7 @@ def _finish_in_spark(spark, query: Query, columns: list[pa.Array], keys: list[in
     table = {"__g": pa.array(range(len(firsts)), pa.int64())}
     table.update({f"__k{i}": columns[k].take(taken) for i, k in enumerate(keys)})
 
-    def raw(v: Any) -> Any:
-        return next((getattr(v, a) for a in ("value", "estimate") if hasattr(v, a)), None) \
-            if isinstance(v, Judged) else v
-    table.update({f"__a{j}": pa.array([raw(v) for v in values], t)
+    table.update({f"__a{j}": pa.array([v.value if isinstance(v, Judged) else v for v in values], t)
                   for j, (values, t) in enumerate(zip(results, types))})
     view = "__sparkagg_check_model"
     from_arrow(spark, pa.table(table)).createOrReplaceTempView(view)
