@@ -98,7 +98,8 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
   test("planned only when every function is sparkagg's, called plainly") {
     def planned(sql: String) = { val df = spark.sql(sql); df.collect(); groupedNodes(df).size }
     assert(planned("SELECT k, df_avg(d), df_count(*) FROM t GROUP BY k") == 2)
-    assert(planned("SELECT k, df_avg(d), avg(d) FROM t GROUP BY k") == 0)
+    assert(planned("SELECT k, df_avg(d), avg(d) FROM t GROUP BY k") == 2, "Spark's avg runs as sparkagg's")
+    assert(planned("SELECT k, df_avg(d), avg(m) FROM t GROUP BY k") == 0, "a decimal avg stays Spark's")
     assert(planned("SELECT k, df_count(DISTINCT s) FROM t GROUP BY k") == 0)
     assert(planned("SELECT k, df_avg_state(d) FROM t GROUP BY k") == 0)
     assert(planned("SELECT k, count(*) FROM t GROUP BY k") == 0)
@@ -222,6 +223,85 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
       // m2 of {3} = 3
       assert(grouped.map(r => (r.getLong(0), r.getDouble(1), r.getDouble(2))) == Seq((0L, 7.0, 3.0), (1L, 7.0, 3.0)))
       assert(grouped.forall(r => r.getDouble(3) == -r.getDouble(4)), grouped)
+    }
+  }
+
+  // Spark's own count, sum, avg, min and max beside a sparkagg function, over doubles with NaN and
+  // infinities, floats, timestamps and booleans; Spark's own path (the operator off) is the oracle.
+  private val sparkOwnCalls = Seq(
+    "count(*)",
+    "count(i)",
+    "count(i, s)",
+    "sum(l)",
+    "sum(i)",
+    "sum(x)",
+    "sum(f)",
+    "avg(i)",
+    "avg(x)",
+    "avg(f)",
+    "min(i)",
+    "max(l)",
+    "min(x)",
+    "max(x)",
+    "min(f)",
+    "max(dt)",
+    "min(ts)",
+    "max(ts)",
+    "min(b)",
+    "max(b)"
+  )
+
+  for (parts <- Sweep.partitions; keys <- Seq("k", "")) {
+    test(
+      s"Spark's count, sum, avg, min, max mixed with sparkagg's stay on the operator, GROUP BY '$keys', $parts partitions") {
+      spark.sql("SELECT *, CASE u % 41 WHEN 0 THEN double('NaN') WHEN 1 THEN double('inf') WHEN 2 THEN " +
+        "double('-inf') ELSE d - 300 END AS x, CAST(d AS FLOAT) AS f, CAST(dt AS TIMESTAMP) AS ts FROM t")
+        .repartition(parts).createOrReplaceTempView("tp")
+      val calls = "df_avg(d)" +: sparkOwnCalls.zipWithIndex.map { case (c, j) =>
+        if (j % 3 == 0) s"$c FILTER (WHERE u % 4 <> 0)" else c
+      }
+      val select = (keys.split(", ").filter(_.nonEmpty).toSeq ++ calls).mkString(", ")
+      val sql = if (keys.isEmpty) s"SELECT $select FROM tp" else s"SELECT $select FROM tp GROUP BY $keys ORDER BY $keys"
+      withConf(GroupedAggregateStrategy.AdaptersConf -> "false", "spark.sql.ansi.enabled" -> "true") {
+        val (grouped, own, nodes) = bothPaths(sql)
+        assert(nodes.map(_.mode) == Seq(GroupedMode.Final, GroupedMode.Partial))
+        assert(nodes.head.simpleString(100).contains("count(1) (Spark's)"), nodes.head.simpleString(100))
+        assertSame(grouped, own, (if (keys.isEmpty) Nil else Seq(keys)) ++ calls)
+      }
+    }
+  }
+
+  test("Spark's aggregates whose results sparkagg does not give exactly keep the aggregation Spark's") {
+    def planned(sql: String) = { val df = spark.sql(sql); df.collect(); groupedNodes(df).size }
+    withConf(GroupedAggregateStrategy.AdaptersConf -> "false", "spark.sql.ansi.enabled" -> "false") {
+      assert(planned("SELECT k, df_avg(d), sum(l) FROM t GROUP BY k") == 0, "with ANSI off Spark's sum wraps")
+      assert(planned("SELECT k, df_avg(d), sum(d) FROM t GROUP BY k") == 2, "a double sum cannot overflow")
+    }
+    withConf(GroupedAggregateStrategy.AdaptersConf -> "false") {
+      assert(planned("SELECT k, df_avg(d), try_sum(l) FROM t GROUP BY k") == 0, "try_sum: NULL from the first overflow")
+      assert(planned("SELECT k, df_avg(d), sum(m) FROM t GROUP BY k") == 0, "decimal sums stay Spark's")
+      assert(planned("SELECT k, df_avg(d), min(s) FROM t GROUP BY k") == 0, "strings' min stays Spark's")
+      assert(planned("SELECT k, df_avg(d), first(d) FROM t GROUP BY k") == 0)
+      assert(planned("SELECT k, df_avg(d), count(DISTINCT i) FROM t GROUP BY k") == 0)
+      assert(planned("SELECT k, count(*), sum(d) FROM t GROUP BY k") == 0, "no sparkagg function: Spark's")
+    }
+  }
+
+  test("Spark's min and max of -0.0 and 0.0 on the operator: -0.0 orders first") {
+    val sql = "SELECT df_count(*), min(x), max(x) FROM VALUES (0.0D), (-0.0D), (0.0D) AS v(x)"
+    val Seq(row) = spark.sql(sql).collect().toSeq
+    assert(groupedNodes(spark.sql(sql)).nonEmpty)
+    assert(row.getLong(0) == 3L)
+    assert(java.lang.Double.doubleToRawLongBits(row.getDouble(1)) == java.lang.Double.doubleToRawLongBits(-0.0))
+    assert(java.lang.Double.doubleToRawLongBits(row.getDouble(2)) == 0L)
+  }
+
+  test("Spark's sum of integers on the operator fails as Spark's does, with ANSI on, when the total overflows") {
+    withConf("spark.sql.ansi.enabled" -> "true") {
+      val e = intercept[Exception](
+        spark.sql("SELECT k, df_count(*), sum(x) FROM (SELECT id % 2 AS k, 9223372036854775807 AS x " +
+          "FROM range(10)) GROUP BY k").collect())
+      assert(e.getMessage.contains("ARITHMETIC_OVERFLOW") && e.getMessage.contains("sum"))
     }
   }
 

@@ -15,7 +15,8 @@ import sparkagg.api._
  * merged straight into the buffer without building a second accumulator.
  *
  * `form` makes the same host serve the state-as-data forms: `_state` returns the state as a struct,
- * `_merge` / `_merge_state` take such structs as input rows and merge them.
+ * `_merge` / `_merge_state` take such structs as input rows and merge them. `sparkOwn`: the call stands
+ * for one of Spark's own aggregates on sparkagg's grouped operator ([[SparkAggregates]]).
  */
 case class AccumulatorAggregate(
     function: FunctionDef,
@@ -26,7 +27,8 @@ case class AccumulatorAggregate(
     mutableAggBufferOffset: Int = 0,
     inputAggBufferOffset: Int = 0,
     orderedWithinGroup: Boolean = false,
-    ordering: Seq[SortKey] = Nil)
+    ordering: Seq[SortKey] = Nil,
+    sparkOwn: Boolean = false)
   extends TypedImperativeAggregate[AnyRef] with OrderingWithinGroupHost {
 
   // WITHIN GROUP (ORDER BY key [DESC]) for functions whose ordering key is their value (percentile_cont):
@@ -64,6 +66,8 @@ case class AccumulatorAggregate(
     binding.fold(_ => NullType, b => if (form.stateOut) b.stateSchema else b.returnType)
   override def nullable: Boolean = !form.stateOut && binding.forall(_.nullable)
   override def prettyName: String = sqlName
+  // Plans show the call as written, `df_avg(d#4)`, not every field of the host.
+  override protected def flatArguments: Iterator[Any] = children.iterator
 
   // Arguments, cast to what the accumulator reads, evaluated into one reused row; or, when they are
   // all plain columns of the right type, read in place.

@@ -117,7 +117,7 @@ case class GroupedAggregateExec(
 
   override def simpleString(maxFields: Int): String = {
     val keys = groupingExpressions.map(_.toAttribute.toString).mkString("[", ", ", "]")
-    val calls = functions.map(_.toString).mkString("[", ", ", "]")
+    val calls = functions.map(f => f.toString + (if (f.sparkOwn) " (Spark's)" else "")).mkString("[", ", ", "]")
     val batches = if (columnarInput) ", columnar input" else ""
     s"SparkAggGroupedAggregate ${mode.toString.toLowerCase}$batches, keys=$keys, functions=$calls"
   }

@@ -9,14 +9,16 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, ColumnarToRowExec, SparkPlan, SparkStrategy}
 import org.apache.spark.sql.internal.SQLConf
-import sparkagg.catalyst.{AccumulatorAggregate, Form}
+import sparkagg.catalyst.{AccumulatorAggregate, Form, SparkAggregates}
 
 /**
- * Plans an aggregation whose functions are all sparkagg's, each called plainly (no DISTINCT, no state
- * forms) and with a native GroupsAccumulator (unless `adapters`, below), as a Partial
- * [[GroupedAggregateExec]] below a shuffle by the keys and a Final one above it, as Spark
- * plans its own hash aggregation. Anything else stays with Spark's planner, where sparkagg's functions
- * run as TypedImperativeAggregates in ObjectHashAggregateExec.
+ * Plans an aggregation of sparkagg's functions, each called plainly (no DISTINCT, no state forms) and
+ * with a native GroupsAccumulator (unless `adapters`, below), as a Partial [[GroupedAggregateExec]] below
+ * a shuffle by the keys and a Final one above it, as Spark plans its own hash aggregation. Spark's own
+ * count, sum, avg, min and max among them run there too, as the sparkagg calls [[SparkAggregates]] names
+ * (the plan marks them "Spark's"); an aggregation without any sparkagg function is left alone. Anything
+ * else stays with Spark's planner, where sparkagg's functions run as TypedImperativeAggregates in
+ * ObjectHashAggregateExec.
  *
  * Settings (read when a query runs):
  *  - `spark.sparkagg.groups.enabled` (default true): false plans every aggregation Spark's way.
@@ -33,9 +35,10 @@ import sparkagg.catalyst.{AccumulatorAggregate, Form}
  */
 case class GroupedAggregateStrategy(spark: SparkSession) extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
-    case PhysicalAggregation(keyExpressions, aggregates, results, child)
-        if GroupedAggregateStrategy.enabled(spark) && aggregates.nonEmpty &&
-          aggregates.forall(GroupedAggregateStrategy.runsGrouped(_, GroupedAggregateStrategy.adapters(spark))) =>
+    case PhysicalAggregation(keyExpressions, spelled, results, child)
+        if GroupedAggregateStrategy.enabled(spark) &&
+          GroupedAggregateStrategy.grouped(spelled, GroupedAggregateStrategy.adapters(spark)).isDefined =>
+      val aggregates = GroupedAggregateStrategy.grouped(spelled, GroupedAggregateStrategy.adapters(spark)).get
       // As Spark's own Aggregation strategy: NaN and -0.0 keys normalized, so each is one group.
       val grouping = keyExpressions.map { e =>
         SparkInternals.normalizeFloatingKeys(e) match {
@@ -67,10 +70,23 @@ object GroupedAggregateStrategy {
   def enabled(spark: SparkSession): Boolean = spark.conf.get(EnabledConf, "true").toBoolean
   def adapters(spark: SparkSession): Boolean = spark.conf.get(AdaptersConf, "false").toBoolean
 
-  /** Whether the call runs on the grouped operator: sparkagg's, called plainly, and with a native
-   *  GroupsAccumulator for its argument types unless `adapters`. */
-  def runsGrouped(a: AggregateExpression, adapters: Boolean): Boolean = a.mode == Complete && !a.isDistinct &&
-    (a.aggregateFunction match {
+  /** The aggregation's calls as the grouped operator runs them (Spark's own replaced by their sparkagg
+   *  equivalents), or None when it does not: it has no sparkagg function, or a call that cannot run there. */
+  def grouped(aggregates: Seq[AggregateExpression], adapters: Boolean): Option[Seq[AggregateExpression]] = {
+    val calls = aggregates.map { a =>
+      a.aggregateFunction match {
+        case _: AccumulatorAggregate => Some(a)
+        case f => SparkAggregates.equivalent(f).map(e => a.copy(aggregateFunction = e))
+      }
+    }
+    val sparkaggs = aggregates.exists(a => a.aggregateFunction.isInstanceOf[AccumulatorAggregate])
+    if (sparkaggs && calls.forall(_.exists(runsGrouped(_, adapters)))) Some(calls.flatten) else None
+  }
+
+  /** Whether the call runs on the grouped operator: called plainly, and with a native GroupsAccumulator
+   *  for its argument types unless `adapters`. */
+  private def runsGrouped(a: AggregateExpression, adapters: Boolean): Boolean =
+    a.mode == Complete && !a.isDistinct && (a.aggregateFunction match {
       case f: AccumulatorAggregate => f.form == Form.Plain && (adapters || f.call.hasNativeGroups)
       case _ => false
     })

@@ -1,6 +1,8 @@
 package org.apache.spark.sql.sparkagg
 
 import org.apache.spark.SparkEnv
+import org.apache.spark.sql.catalyst.expressions.EvalMode
+import org.apache.spark.sql.catalyst.expressions.aggregate.Sum
 import org.apache.spark.sql.catalyst.parser.ParameterContext
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.{ExternalAppendOnlyUnsafeRowArray, UnsafeKVExternalSorter}
@@ -8,7 +10,7 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.StructType
 
 // What Spark 4.1 brought and every later minor keeps: spill thresholds in bytes beside the row counts,
-// and parameters handed to the parser.
+// parameters handed to the parser, and sum's evaluation mode inside its NumericEvalContext.
 
 private[sparkagg] trait SpillBuffers {
   /** On the driver, the session's window buffer thresholds; the function it returns makes, in a task, the
@@ -30,4 +32,9 @@ private[sparkagg] trait SpillBuffers {
 private[sparkagg] trait ParameterForwarding extends ForwardingParser {
   override def parsePlanWithParameters(sqlText: String, context: ParameterContext): LogicalPlan =
     rewrite(delegate.parsePlanWithParameters(sqlText, context))
+}
+
+private[sparkagg] trait SumModes {
+  /** How Spark's sum treats an overflow: LEGACY wraps, ANSI fails, TRY gives NULL. */
+  def sumMode(sum: Sum): EvalMode.Value = sum.evalContext.evalMode
 }

@@ -13,7 +13,7 @@ import org.apache.spark.sql.errors.QueryCompilationErrors
  * goes through it. What differs between minors comes from the traits it mixes in, each defined once per
  * range of minors in jvm/src/main/scala-spark-<range>/ (`3.5`, `4.0+`, `3.5-4.1`: build.sbt picks them).
  */
-object SparkInternals extends QueryErrors with StringOrder with FunctionKeys with SpillBuffers {
+object SparkInternals extends QueryErrors with StringOrder with FunctionKeys with SpillBuffers with SumModes {
   /** Spark's WRONG_NUM_ARGS analysis error. */
   def wrongNumberOfArguments(name: String, expected: Int, got: Int): Throwable =
     QueryCompilationErrors.wrongNumArgsError(name, Seq(expected), got)

@@ -1,0 +1,56 @@
+package sparkagg.catalyst
+
+import org.apache.spark.sql.catalyst.expressions.{EvalMode, Expression}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateFunction, Average, Count, Max, Min, Sum}
+import org.apache.spark.sql.sparkagg.SparkInternals
+import org.apache.spark.sql.types._
+import sparkagg.api.{BindContext, FunctionDef, Types}
+import sparkagg.functions
+
+/**
+ * Spark's own aggregate functions that sparkagg's grouped operator runs itself when a query mixes them
+ * with sparkagg's: the one place that decides which. Each runs as the sparkagg function that gives Spark's
+ * result for those argument types (the same type, values and NULLs):
+ *
+ *  - `count(*)`, `count(expr, ...)`: rows where no argument is NULL, 0 over none.
+ *  - `sum` of floats and doubles: their double sum, NULL over none.
+ *  - `sum` of integers with ANSI on: an exact sum, failing with Spark's ARITHMETIC_OVERFLOW when it does not
+ *    fit a bigint. Spark checks each addition instead, so over rows whose running sum leaves bigint and
+ *    comes back it may fail, depending on the order the rows come in; sparkagg gives the total then, as
+ *    Spark does for an order that keeps the running sum in range. With ANSI off Spark wraps around, and
+ *    `try_sum` gives NULL from the first overflow on: both stay Spark's.
+ *  - `avg` of integers, floats and doubles: the double sum over the count.
+ *  - `min`, `max` of integers, floats, doubles, booleans, dates and timestamps: NaN above every number,
+ *    as in Spark. Between -0.0 and 0.0, which Spark holds equal and keeps whichever came first, sparkagg
+ *    orders -0.0 first.
+ *
+ * Any other Spark aggregate (decimal sums and averages, strings' min and max, first, collect_list, ...)
+ * keeps the whole aggregation on Spark's path.
+ */
+object SparkAggregates {
+
+  /** sparkagg's call standing for Spark's `f`, or None when `f` must stay Spark's. */
+  def equivalent(f: AggregateFunction): Option[AccumulatorAggregate] = f match {
+    case c: Count => Some(standIn(functions.Count, "count", c.children, failOnOverflow = false))
+    case s: Sum if Types.isFloating(s.child.dataType) =>
+      Some(standIn(functions.Sum, "sum", s.children, failOnOverflow = false))
+    case s: Sum if Types.isIntegral(s.child.dataType) && SparkInternals.sumMode(s) == EvalMode.ANSI =>
+      Some(standIn(functions.Sum, "sum", s.children, failOnOverflow = true))
+    case a: Average if Types.isIntegral(a.child.dataType) || Types.isFloating(a.child.dataType) =>
+      Some(standIn(functions.Avg, "avg", a.children, failOnOverflow = false))
+    case m: Min if ordersAsSpark(m.child.dataType) =>
+      Some(standIn(functions.Min, "min", m.children, failOnOverflow = false))
+    case m: Max if ordersAsSpark(m.child.dataType) =>
+      Some(standIn(functions.Max, "max", m.children, failOnOverflow = false))
+    case _ => None
+  }
+
+  private def ordersAsSpark(t: DataType): Boolean = Types.isIntegral(t) || Types.isFloating(t) || (t match {
+    case BooleanType | DateType | TimestampType | TimestampNTZType => true
+    case _ => false
+  })
+
+  private def standIn(function: FunctionDef, name: String, children: Seq[Expression], failOnOverflow: Boolean)
+      : AccumulatorAggregate =
+    AccumulatorAggregate(function, name, children, BindContext(failOnOverflow), sparkOwn = true)
+}
