@@ -274,8 +274,7 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
   test("Spark's aggregates whose results sparkagg does not give exactly keep the aggregation Spark's") {
     def planned(sql: String) = { val df = spark.sql(sql); df.collect(); groupedNodes(df).size }
     withConf(GroupedAggregateStrategy.AdaptersConf -> "false", "spark.sql.ansi.enabled" -> "false") {
-      assert(planned("SELECT k, df_avg(d), sum(l) FROM t GROUP BY k") == 0, "with ANSI off Spark's sum wraps")
-      assert(planned("SELECT k, df_avg(d), sum(d) FROM t GROUP BY k") == 2, "a double sum cannot overflow")
+      assert(planned("SELECT k, df_avg(d), sum(l) FROM t GROUP BY k") == 2, "with ANSI off sum wraps around")
     }
     withConf(GroupedAggregateStrategy.AdaptersConf -> "false") {
       assert(planned("SELECT k, df_avg(d), try_sum(l) FROM t GROUP BY k") == 0, "try_sum: NULL from the first overflow")
@@ -294,6 +293,21 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     assert(row.getLong(0) == 3L)
     assert(java.lang.Double.doubleToRawLongBits(row.getDouble(1)) == java.lang.Double.doubleToRawLongBits(-0.0))
     assert(java.lang.Double.doubleToRawLongBits(row.getDouble(2)) == 0L)
+  }
+
+  test("Spark's sum of integers on the operator wraps around with ANSI off, as Spark's") {
+    // 2^63 - 1 ten times over two groups and 3 partitions: states that wrapped, merged.
+    val sql = "SELECT k, df_count(*), sum(x), sum(y) FROM (SELECT id % 2 AS k, 9223372036854775807 AS x, " +
+      "IF(id < 3, -9223372036854775807, id) AS y FROM range(0, 10, 1, 3)) GROUP BY k ORDER BY k"
+    withConf("spark.sql.ansi.enabled" -> "false") {
+      val (grouped, own, nodes) = bothPaths(sql)
+      assert(nodes.nonEmpty)
+      // Each group: 5 (2^63 - 1) = 2 * 2^64 + 2^63 - 5, which is 2^63 - 5 modulo 2^64. y of group 0:
+      // -2 (2^63 - 1) + 4 + 6 + 8 = -2^64 + 20, so 20; of group 1: -(2^63 - 1) + 24, which fits.
+      assert(grouped.map(_.getLong(2)) == Seq(Long.MaxValue - 4, Long.MaxValue - 4))
+      assert(grouped.map(_.getLong(3)) == Seq(20L, Long.MinValue + 25))
+      assert(grouped == own)
+    }
   }
 
   test("Spark's sum of integers on the operator fails as Spark's does, with ANSI on, when the total overflows") {

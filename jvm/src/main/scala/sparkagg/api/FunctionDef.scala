@@ -23,7 +23,10 @@ object SortKey {
 /** Session settings a function may depend on, fixed at analysis. */
 final case class BindContext(
     /** spark.sql.ansi.enabled: integer overflow raises an error (true) or gives NULL (false). */
-    failOnOverflow: Boolean)
+    failOnOverflow: Boolean,
+    /** Spark's legacy arithmetic instead: an integer result that does not fit wraps around. Only for
+     *  Spark's own sum with ANSI off, when sparkagg's grouped operator runs it. */
+    wrapOnOverflow: Boolean = false)
 
 /**
  * A function with its argument types known: what it returns, what its state is, how to make one.

@@ -14,11 +14,11 @@ import sparkagg.functions
  *
  *  - `count(*)`, `count(expr, ...)`: rows where no argument is NULL, 0 over none.
  *  - `sum` of floats and doubles: their double sum, NULL over none.
- *  - `sum` of integers with ANSI on: an exact sum, failing with Spark's ARITHMETIC_OVERFLOW when it does not
- *    fit a bigint. Spark checks each addition instead, so over rows whose running sum leaves bigint and
- *    comes back it may fail, depending on the order the rows come in; sparkagg gives the total then, as
- *    Spark does for an order that keeps the running sum in range. With ANSI off Spark wraps around, and
- *    `try_sum` gives NULL from the first overflow on: both stay Spark's.
+ *  - `sum` of integers: with ANSI off, the total wrapped around to a bigint, as Spark's; with ANSI on, an
+ *    exact sum, failing with Spark's ARITHMETIC_OVERFLOW when it does not fit a bigint. Spark checks each
+ *    addition instead, so over rows whose running sum leaves bigint and comes back it may fail, depending
+ *    on the order the rows come in; sparkagg gives the total then, as Spark does for an order that keeps
+ *    the running sum in range. `try_sum` (NULL from the first overflow on) stays Spark's.
  *  - `avg` of integers, floats and doubles: the double sum over the count.
  *  - `min`, `max` of integers, floats, doubles, booleans, dates and timestamps: NaN above every number,
  *    as in Spark. Between -0.0 and 0.0, which Spark holds equal and keeps whichever came first, sparkagg
@@ -28,20 +28,26 @@ import sparkagg.functions
  * keeps the whole aggregation on Spark's path.
  */
 object SparkAggregates {
+  private val plain = BindContext(failOnOverflow = false)
 
   /** sparkagg's call standing for Spark's `f`, or None when `f` must stay Spark's. */
   def equivalent(f: AggregateFunction): Option[AccumulatorAggregate] = f match {
-    case c: Count => Some(standIn(functions.Count, "count", c.children, failOnOverflow = false))
-    case s: Sum if Types.isFloating(s.child.dataType) =>
-      Some(standIn(functions.Sum, "sum", s.children, failOnOverflow = false))
-    case s: Sum if Types.isIntegral(s.child.dataType) && SparkInternals.sumMode(s) == EvalMode.ANSI =>
-      Some(standIn(functions.Sum, "sum", s.children, failOnOverflow = true))
+    case c: Count => Some(standIn(functions.Count, "count", c.children, plain))
+    case s: Sum if Types.isFloating(s.child.dataType) => Some(standIn(functions.Sum, "sum", s.children, plain))
+    case s: Sum if Types.isIntegral(s.child.dataType) =>
+      integerSum(SparkInternals.sumMode(s)).map(standIn(functions.Sum, "sum", s.children, _))
     case a: Average if Types.isIntegral(a.child.dataType) || Types.isFloating(a.child.dataType) =>
-      Some(standIn(functions.Avg, "avg", a.children, failOnOverflow = false))
-    case m: Min if ordersAsSpark(m.child.dataType) =>
-      Some(standIn(functions.Min, "min", m.children, failOnOverflow = false))
-    case m: Max if ordersAsSpark(m.child.dataType) =>
-      Some(standIn(functions.Max, "max", m.children, failOnOverflow = false))
+      Some(standIn(functions.Avg, "avg", a.children, plain))
+    case m: Min if ordersAsSpark(m.child.dataType) => Some(standIn(functions.Min, "min", m.children, plain))
+    case m: Max if ordersAsSpark(m.child.dataType) => Some(standIn(functions.Max, "max", m.children, plain))
+    case _ => None
+  }
+
+  /** An integer sum's overflow as Spark's evaluation mode has it: ANSI fails, LEGACY wraps around (the
+   *  total's low 64 bits, whatever the order); TRY (NULL from the first overflow on) is not offered. */
+  private def integerSum(mode: EvalMode.Value): Option[BindContext] = mode match {
+    case EvalMode.ANSI => Some(BindContext(failOnOverflow = true))
+    case EvalMode.LEGACY => Some(BindContext(failOnOverflow = false, wrapOnOverflow = true))
     case _ => None
   }
 
@@ -50,7 +56,7 @@ object SparkAggregates {
     case _ => false
   })
 
-  private def standIn(function: FunctionDef, name: String, children: Seq[Expression], failOnOverflow: Boolean)
+  private def standIn(function: FunctionDef, name: String, children: Seq[Expression], ctx: BindContext)
       : AccumulatorAggregate =
-    AccumulatorAggregate(function, name, children, BindContext(failOnOverflow), sparkOwn = true)
+    AccumulatorAggregate(function, name, children, ctx, sparkOwn = true)
 }

@@ -38,9 +38,9 @@ object Sum extends FunctionDef {
         Bound(
           LongType,
           stateOf(LongType),
-          () => new LongSumAccumulator(ctx.failOnOverflow),
+          () => new LongSumAccumulator(ctx.failOnOverflow, ctx.wrapOnOverflow),
           coerceTo = Seq(LongType),
-          newGroupsAccumulator = Some(() => new LongSumGroups(ctx.failOnOverflow)),
+          newGroupsAccumulator = Some(() => new LongSumGroups(ctx.failOnOverflow, ctx.wrapOnOverflow)),
           stateCheck = countCheck
         ))
     case Seq(t) if Types.isFloating(t) =>
@@ -61,7 +61,7 @@ object Sum extends FunctionDef {
   }
 }
 
-final class LongSumAccumulator(failOnOverflow: Boolean) extends Accumulator {
+final class LongSumAccumulator(failOnOverflow: Boolean, wrap: Boolean) extends Accumulator {
   private val sum = new LongSum
   private var count = 0L
   private var overflowed = false
@@ -77,10 +77,11 @@ final class LongSumAccumulator(failOnOverflow: Boolean) extends Accumulator {
     }
   }
 
-  /** The sum as a bigint, or null when there is none or it does not fit (an error in ANSI mode). */
+  /** The sum as a bigint, or null when there is none or it does not fit (an error in ANSI mode; its low
+   *  64 bits with `wrap`, which a state carries on and merges keep right, as they add modulo 2^64). */
   private def result: Any =
     if (overflowed || count == 0) null
-    else if (sum.fitsLong) sum.toLong
+    else if (sum.fitsLong || wrap) sum.toLong
     else {
       if (failOnOverflow) Overflow.raise("bigint sum")
       null
@@ -122,9 +123,9 @@ final class DecimalSumAccumulator(in: DecimalType, out: DecimalType, failOnOverf
 /**
  * Exact bigint sum for every group ([[LongSumAccumulator]]'s semantics): 128-bit sums, counts, and a bit
  * for groups that merged an overflowed state. A sum that does not fit bigint when read raises Spark's
- * overflow error in ANSI mode, else is NULL. State: sum (NULL when none or overflowed), count.
+ * overflow error in ANSI mode, else is NULL (or its low 64 bits with `wrap`). State: sum (NULL when none or overflowed), count.
  */
-final class LongSumGroups(failOnOverflow: Boolean) extends GroupsAccumulator {
+final class LongSumGroups(failOnOverflow: Boolean, wrap: Boolean) extends GroupsAccumulator {
   private val sums = new GroupLongSums
   private val counts = new LongVector
   private val overflowed = new BitVector
@@ -170,7 +171,7 @@ final class LongSumGroups(failOnOverflow: Boolean) extends GroupsAccumulator {
     var g = 0
     while (g < c.length) {
       if (c(g) != 0 && (over(g >> 6) & (1L << g)) == 0) {
-        if (GroupLongSums.fitsLong(lo, hi, g)) Validity.set(validity, g)
+        if (wrap || GroupLongSums.fitsLong(lo, hi, g)) Validity.set(validity, g)
         else if (failOnOverflow) Overflow.raise("bigint sum")
       }
       g += 1
