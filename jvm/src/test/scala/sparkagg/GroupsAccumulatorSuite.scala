@@ -74,7 +74,9 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
         Case(ArrayAgg, Seq(DoubleType)),
         Case(ArrayAgg, Seq(StringType)),
         Case(ArrayAgg, Seq(IntegerType)),
-        Case(ArrayAgg, Seq(DecimalType(10, 2)))
+        Case(ArrayAgg, Seq(DecimalType(10, 2))),
+        Case(StringAgg, Seq(StringType), constants = Seq(Literal("|"))),
+        Case(StringAgg, Seq(StringType), constants = Seq(Literal("")))
       ) ++
       // median reads integers as doubles; percentile_cont reads every type as double.
       Seq(

@@ -10,7 +10,8 @@ import sparkagg.api.{Column, Columns, EmitTo, GroupsAccumulator, ListValues}
  * object per group. A subclass keeps the values in arrays of its own, slot by slot, and says how to grow,
  * move and drop them. [[emitSlots]] hands over the emitted groups' slots ordered by group (a stable
  * counting sort: each group's in arrival order), then drops them, moving the rest down and renumbering
- * their groups (EmitTo.First(n): group n becomes group 0).
+ * their groups (EmitTo.First(n): group n becomes group 0). [[ListStatePool]] adds the merge of states
+ * that are lists of values.
  */
 abstract class GroupPool {
   /** Makes room for `capacity` slots, keeping the values of the slots in use. */
@@ -28,10 +29,6 @@ abstract class GroupPool {
 
   /** Group g's next row of an update: row i of the argument `column`. */
   protected def updateRow(g: Int, column: Column, i: Int): Unit
-  /** Group g's next element of a merged state list of doubles laid end to end (read in place). */
-  protected def mergeDouble(g: Int, value: Double, isNull: Boolean): Unit
-  /** Group g's next element of any other merged state list: element j of `list`. */
-  protected def mergeElement(g: Int, list: ListValues, j: Int): Unit
 
   /** updateBatch of a function of one argument: each row the filter keeps, in order, to its group. */
   final def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
@@ -41,34 +38,6 @@ abstract class GroupPool {
     var i = 0
     while (i < values.numRows) {
       if (GroupsAccumulator.keep(f, i)) updateRow(groupIndices(i), column, i)
-      i += 1
-    }
-  }
-
-  /** mergeBatch of states whose one field is a list of values: each element, in order, to its group. */
-  final def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    resizeGroups(totalGroups)
-    val column = states.column(0)
-    // Lists of doubles that come end to end are read in place, without a list view per state.
-    val endToEnd = column match {
-      case c: DoubleListColumn => c
-      case _ => null
-    }
-    val f = filter.orNull
-    var i = 0
-    while (i < states.numRows) {
-      if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
-        val g = groupIndices(i)
-        if (endToEnd != null) {
-          var at = endToEnd.start(i)
-          val until = at + endToEnd.length(i)
-          while (at < until) { mergeDouble(g, endToEnd.values(at), endToEnd.isElementNull(at)); at += 1 }
-        } else {
-          val list = column.getList(i)
-          var j = 0
-          while (j < list.numElements) { mergeElement(g, list, j); j += 1 }
-        }
-      }
       i += 1
     }
   }
@@ -130,6 +99,42 @@ abstract class GroupPool {
 
   /** Bytes of the bookkeeping (the values' arrays are the subclass's to count). */
   protected final def poolSize: Long = perGroup.size + 4L * owner.length
+}
+
+/** A [[GroupPool]] whose state is one list of values per group (array_agg's elements, median's values). */
+abstract class ListStatePool extends GroupPool {
+  /** Group g's next element of a merged state list of doubles laid end to end (read in place). */
+  protected def mergeDouble(g: Int, value: Double, isNull: Boolean): Unit
+  /** Group g's next element of any other merged state list: element j of `list`. */
+  protected def mergeElement(g: Int, list: ListValues, j: Int): Unit
+
+  /** mergeBatch of states whose one field is a list of values: each element, in order, to its group. */
+  final def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resizeGroups(totalGroups)
+    val column = states.column(0)
+    // Lists of doubles that come end to end are read in place, without a list view per state.
+    val endToEnd = column match {
+      case c: DoubleListColumn => c
+      case _ => null
+    }
+    val f = filter.orNull
+    var i = 0
+    while (i < states.numRows) {
+      if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
+        val g = groupIndices(i)
+        if (endToEnd != null) {
+          var at = endToEnd.start(i)
+          val until = at + endToEnd.length(i)
+          while (at < until) { mergeDouble(g, endToEnd.values(at), endToEnd.isElementNull(at)); at += 1 }
+        } else {
+          val list = column.getList(i)
+          var j = 0
+          while (j < list.numElements) { mergeElement(g, list, j); j += 1 }
+        }
+      }
+      i += 1
+    }
+  }
 }
 
 object GroupPool {

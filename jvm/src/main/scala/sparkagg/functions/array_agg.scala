@@ -95,7 +95,7 @@ final class ArrayAggAccumulator(elementType: DataType) extends Accumulator {
  * No object per group; bigint and double elements are kept unboxed, and a group's list of them without
  * NULLs comes out as a primitive array.
  */
-private[sparkagg] final class ArrayAggGroups(elementType: DataType) extends GroupPool with GroupsAccumulator {
+private[sparkagg] final class ArrayAggGroups(elementType: DataType) extends ListStatePool with GroupsAccumulator {
   private var present = new Array[Long](Validity.words(GroupPool.Initial))
   private val elements = ElementPool(elementType)
 

@@ -142,7 +142,7 @@ object MedianAccumulator {
  */
 private[sparkagg] final class SortedValueGroups(kind: ValueKind.DoubleLike,
     statistic: (Array[Long], Int, Int) => Double)
-  extends GroupPool with GroupsAccumulator {
+  extends ListStatePool with GroupsAccumulator {
   import MedianAccumulator.{decode, encode}
 
   private var pool = new Array[Long](GroupPool.Initial)

@@ -3,9 +3,10 @@ package sparkagg.functions
 import java.io.ByteArrayOutputStream
 
 import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
-import sparkagg.common.{OrderKeys, OrderedValues}
+import sparkagg.common.{GroupPool, ObjectColumn, OrderKeys, OrderedValues}
 
 /**
  * string_agg(x, delimiter) [WITHIN GROUP (ORDER BY key [DESC], ...)]: the non-NULL strings of x joined
@@ -38,7 +39,14 @@ object StringAgg extends FunctionDef {
           case Some(delimiter: UTF8String) if d.dataType.isInstanceOf[StringType] =>
             val coerce = Seq(StringType, StringType) ++ keys.types
             if (keys.isEmpty)
-              Right(Bound(StringType, state, () => new StringAggAccumulator(delimiter.getBytes), coerceTo = coerce))
+              Right(
+                Bound(
+                  StringType,
+                  state,
+                  () => new StringAggAccumulator(delimiter.getBytes),
+                  coerceTo = coerce,
+                  newGroupsAccumulator = Some(() => new StringAggGroups(delimiter.getBytes))
+                ))
             else
               Right(
                 Bound(
@@ -86,4 +94,101 @@ final class OrderedStringAggAccumulator(delimiter: Array[Byte], keys: OrderKeys)
     if (values.isEmpty) null
     else UTF8String.concatWs(UTF8String.fromBytes(delimiter), values.sortedValues.map(_.asInstanceOf[UTF8String]): _*)
   def size: Long = values.size
+}
+
+/**
+ * string_agg without WITHIN GROUP for every group ([[StringAggAccumulator]]'s semantics, to the byte):
+ * each non-NULL string is a slot of the pool, its bytes laid end to end in one arena shared by all groups,
+ * no object per group or per string. A merged state (the joined string of a partition) is one more piece,
+ * as in the row accumulator. Emitting joins each group's pieces, in arrival order, with the delimiter.
+ */
+private[sparkagg] final class StringAggGroups(delimiter: Array[Byte]) extends GroupPool with GroupsAccumulator {
+  private var bytes = new Array[Byte](16 * GroupPool.Initial)
+  private var used = 0
+  private var starts = new Array[Int](GroupPool.Initial)
+  private var lengths = new Array[Int](GroupPool.Initial)
+
+  protected def growSlots(capacity: Int): Unit = {
+    starts = java.util.Arrays.copyOf(starts, capacity)
+    lengths = java.util.Arrays.copyOf(lengths, capacity)
+  }
+  protected def moveSlot(from: Int, to: Int): Unit = { starts(to) = starts(from); lengths(to) = lengths(from) }
+  /** The kept slots [0, from) moved down; their bytes are copied to the front of a new arena. */
+  protected def dropSlots(from: Int, until: Int): Unit = {
+    var total = 0L
+    var slot = 0
+    while (slot < from) { total += lengths(slot); slot += 1 }
+    val kept = new Array[Byte](math.max(16 * GroupPool.Initial, total.toInt))
+    var at = 0
+    slot = 0
+    while (slot < from) {
+      val n = lengths(slot)
+      System.arraycopy(bytes, starts(slot), kept, at, n)
+      starts(slot) = at
+      at += n
+      slot += 1
+    }
+    bytes = kept
+    used = at
+  }
+  protected def resetSlots(capacity: Int): Unit = {
+    bytes = new Array[Byte](16 * GroupPool.Initial)
+    used = 0
+    starts = new Array[Int](capacity)
+    lengths = new Array[Int](capacity)
+  }
+
+  protected def updateRow(g: Int, column: Column, i: Int): Unit = if (!column.isNullAt(i)) {
+    val s = column.getUTF8String(i)
+    val n = s.numBytes
+    if (used + n > bytes.length) bytes = java.util.Arrays.copyOf(bytes, math.max(2 * bytes.length, used + n))
+    s.writeToMemory(bytes, Platform.BYTE_ARRAY_OFFSET + used)
+    val slot = slotFor(g)
+    starts(slot) = used
+    lengths(slot) = n
+    used += n
+  }
+
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
+    updateBatch(states, groupIndices, filter, totalGroups)
+
+  def evaluate(emit: EmitTo): Column = emitSlots(emit) { e =>
+    val joined = new Array[Any](e.groups)
+    var g = 0
+    while (g < e.groups) {
+      if (e.counts(g) > 0) {
+        var total = delimiter.length * (e.counts(g) - 1)
+        var k = e.offsets(g)
+        while (k < e.offsets(g + 1)) { total += lengths(e.slots(k)); k += 1 }
+        val out = new Array[Byte](total)
+        var at = 0
+        k = e.offsets(g)
+        while (k < e.offsets(g + 1)) {
+          if (k > e.offsets(g)) { System.arraycopy(delimiter, 0, out, at, delimiter.length); at += delimiter.length }
+          val slot = e.slots(k)
+          System.arraycopy(bytes, starts(slot), out, at, lengths(slot))
+          at += lengths(slot)
+          k += 1
+        }
+        joined(g) = UTF8String.fromBytes(out)
+      }
+      g += 1
+    }
+    new ObjectColumn(joined)
+  }
+  def state(emit: EmitTo): Array[Column] = Array(evaluate(emit))
+
+  /** Each row's state is its own string (NULL when NULL or filtered out). */
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
+    val column = values.column(0)
+    val f = filter.orNull
+    Array(
+      new ObjectColumn(
+        Array.tabulate[Any](values.numRows) { i =>
+          if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) column.getUTF8String(i).clone() else null
+        }))
+  }
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long = poolSize + bytes.length + 8L * starts.length
 }
