@@ -76,7 +76,12 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
         Case(ArrayAgg, Seq(IntegerType)),
         Case(ArrayAgg, Seq(DecimalType(10, 2))),
         Case(StringAgg, Seq(StringType), constants = Seq(Literal("|"))),
-        Case(StringAgg, Seq(StringType), constants = Seq(Literal("")))
+        Case(StringAgg, Seq(StringType), constants = Seq(Literal(""))),
+        Case(Min, Seq(StringType)),
+        Case(Max, Seq(StringType)),
+        Case(Max, Seq(BinaryType)),
+        Case(Min, Seq(DecimalType(10, 2))),
+        Case(Max, Seq(DecimalType(30, 5)))
       ) ++
       // median reads integers as doubles; percentile_cont reads every type as double.
       Seq(
@@ -105,8 +110,6 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   private val adapterCases: Seq[Case] = Seq(
     Case(Sum, Seq(DecimalType(10, 2))),
     Case(Avg, Seq(DecimalType(30, 5))),
-    Case(Min, Seq(StringType)),
-    Case(Max, Seq(BinaryType)),
     Case(Median, Seq(DecimalType(10, 2))),
     Case(ApproxDistinct, Seq(StringType)),
     Case(MaxBy, Seq(StringType, LongType)),

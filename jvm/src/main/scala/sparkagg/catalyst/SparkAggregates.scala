@@ -20,11 +20,11 @@ import sparkagg.functions
  *    on the order the rows come in; sparkagg gives the total then, as Spark does for an order that keeps
  *    the running sum in range. `try_sum` (NULL from the first overflow on) stays Spark's.
  *  - `avg` of integers, floats and doubles: the double sum over the count.
- *  - `min`, `max` of integers, floats, doubles, booleans, dates and timestamps: NaN above every number,
- *    as in Spark. Between -0.0 and 0.0, which Spark holds equal and keeps whichever came first, sparkagg
+ *  - `min`, `max` of numbers, booleans, dates, timestamps, binaries and strings (byte order: not under
+ *    another collation): NaN above every number, as in Spark. Between -0.0 and 0.0, which Spark holds equal and keeps whichever came first, sparkagg
  *    orders -0.0 first.
  *
- * Any other Spark aggregate (decimal sums and averages, strings' min and max, first, collect_list, ...)
+ * Any other Spark aggregate (decimal sums and averages, first, collect_list, ...)
  * keeps the whole aggregation on Spark's path.
  */
 object SparkAggregates {
@@ -51,8 +51,9 @@ object SparkAggregates {
     case _ => None
   }
 
-  private def ordersAsSpark(t: DataType): Boolean = Types.isIntegral(t) || Types.isFloating(t) || (t match {
-    case BooleanType | DateType | TimestampType | TimestampNTZType => true
+  // StringType itself is the byte order; a collated string type is another instance, which stays Spark's.
+  private def ordersAsSpark(t: DataType): Boolean = Types.isNumeric(t) || t == StringType || (t match {
+    case BooleanType | DateType | TimestampType | TimestampNTZType | BinaryType => true
     case _ => false
   })
 

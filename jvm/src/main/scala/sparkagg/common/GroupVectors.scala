@@ -64,6 +64,14 @@ final class DoubleVector(initial: Double = 0.0) extends GroupVector[Array[Double
   def apply(g: Int): Double = array(g)
 }
 
+/** One object per group (a string, binary or decimal value; null for none), for the values that have no
+ *  primitive layout. */
+final class ObjectVector extends GroupVector[Array[Any]](8) {
+  protected def newArray(n: Int): Array[Any] = new Array[Any](n)
+  protected def fill(a: Array[Any], from: Int, until: Int): Unit =
+    Arrays.fill(a.asInstanceOf[Array[AnyRef]], from, until, null)
+}
+
 final class ByteVector(initial: Byte = 0) extends GroupVector[Array[Byte]](1) {
   protected def newArray(n: Int): Array[Byte] = new Array[Byte](n)
   protected def fill(a: Array[Byte], from: Int, until: Int): Unit = Arrays.fill(a, from, until, initial)

@@ -40,7 +40,7 @@ sealed abstract class MinMax(val name: String, isMax: Boolean, example: (String,
           newGroupsAccumulator = kind match {
             case k: ValueKind.LongLike => Some(() => new FoldGroups(new LongMinMaxFold(k, isMax)))
             case k: ValueKind.DoubleLike => Some(() => new FoldGroups(new DoubleMinMaxFold(k, isMax)))
-            case _ => None
+            case k: ValueKind.ObjectLike => Some(() => new ObjectMinMaxGroups(k, isMax))
           }
         ))
     case _ => Left(s"expects one argument of type ${Types.Orderable}")
@@ -98,6 +98,69 @@ final class ObjectMinMaxAccumulator(kind: ValueKind, isMax: Boolean) extends Acc
   def state(): Array[Any] = Array(best)
   def evaluate(): Any = best
   def size: Long = 32 + ValueKind.sizeOf(best)
+}
+
+/**
+ * min / max of strings, binaries and decimals for every group ([[ObjectMinMaxAccumulator]]'s semantics:
+ * the same comparisons in the same order, the first of equal values kept): each group's value in one array
+ * of references, copied out of its batch only when it becomes the group's best. State: the value.
+ */
+private[sparkagg] final class ObjectMinMaxGroups(kind: ValueKind.ObjectLike, isMax: Boolean) extends GroupsAccumulator {
+  private val best = new ObjectVector
+  private val ordering = kind.ordering
+  private var held = 0L // bytes of the kept values
+
+  private val read: (Column, Int) => AnyRef = kind.dataType match {
+    case t: DecimalType => (c, i) => c.getDecimal(i, t.precision, t.scale)
+    case BinaryType => (c, i) => c.getBinary(i)
+    case _ => (c, i) => c.getUTF8String(i)
+  }
+
+  /** Each kept non-NULL row of `column` (values or states alike) to its group. */
+  private def fold(column: Column, numRows: Int, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int)
+      : Unit = {
+    best.resize(totalGroups)
+    val b = best.array
+    val f = filter.orNull
+    var i = 0
+    while (i < numRows) {
+      if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
+        val g = groupIndices(i)
+        val current = b(g).asInstanceOf[AnyRef]
+        if (current == null || { val c = ordering.compare(read(column, i), current); if (isMax) c > 0 else c < 0 }) {
+          val kept = column.copy(i, kind.dataType)
+          held += ValueKind.sizeOf(kept) - ValueKind.sizeOf(current)
+          b(g) = kept
+        }
+      }
+      i += 1
+    }
+  }
+
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
+    fold(values.column(0), values.numRows, groupIndices, filter, totalGroups)
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
+    fold(states.column(0), states.numRows, groupIndices, filter, totalGroups)
+
+  def evaluate(emit: EmitTo): Column = {
+    val out = best.emit(emit)
+    out.foreach(v => held -= ValueKind.sizeOf(v.asInstanceOf[AnyRef]))
+    new ObjectColumn(out)
+  }
+  def state(emit: EmitTo): Array[Column] = Array(evaluate(emit))
+
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
+    val column = values.column(0)
+    val f = filter.orNull
+    Array(
+      new ObjectColumn(
+        Array.tabulate[Any](values.numRows) { i =>
+          if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) column.copy(i, kind.dataType) else null
+        }))
+  }
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long = best.size + held
 }
 
 /**
