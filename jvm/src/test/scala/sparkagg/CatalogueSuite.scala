@@ -23,9 +23,9 @@ class CatalogueSuite extends AnyFunSuite {
     assert(grouped("percentile_cont") == "native")
     Seq("mode", "approx_distinct").foreach(n => assert(grouped(n) == "adapter", n))
     assert(grouped("string_agg") == "native; adapter with WITHIN GROUP")
-    // sum's and median's decimals go through the adapter, their integers and doubles are native.
-    assert(grouped("sum").contains("native for") && grouped("sum").contains("adapter for (decimal(10,2))"))
-    assert(grouped("median") == "native for (double), (bigint), (int); adapter for (decimal(10,2))")
+    // sum's decimals are native up to a long's 18 digits; median's decimals go through the adapter.
+    assert(grouped("sum") == "native for (double), (bigint), (int), (decimal(10,2)); adapter for (decimal(30,5))")
+    assert(grouped("median") == "native for (double), (bigint), (int); adapter for (decimal(10,2)), (decimal(30,5))")
   }
 
   test("tab-separated rows for py4j") {

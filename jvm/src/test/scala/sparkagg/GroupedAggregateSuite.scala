@@ -107,7 +107,11 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
       assert(planned("SELECT k, df_sum(l), df_var_samp(d), df_bit_or(i) FROM t GROUP BY k") == 2)
       assert(planned("SELECT k, df_sum(l), df_median(d) FROM t GROUP BY k") == 2, "median's accumulator is native")
       assert(planned("SELECT k, df_sum(l), df_mode(d) FROM t GROUP BY k") == 0, "mode has no native accumulator")
-      assert(planned("SELECT k, df_sum(m) FROM t GROUP BY k") == 0, "decimal sums go through the adapter")
+      assert(planned("SELECT k, df_sum(CAST(m AS DECIMAL(30,5))) FROM t GROUP BY k") == 0,
+        "decimal sums over 18 digits go through the adapter")
+      assert(
+        planned("SELECT k, df_sum(CAST(m AS DECIMAL(12,2))), df_avg(CAST(m AS DECIMAL(18,3))) FROM t GROUP BY k") == 2,
+        "decimals up to 18 digits are native")
     }
   }
 
@@ -253,7 +257,8 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     "max(w)",
     "min(m)",
     "max(m)",
-    "max(CAST(w AS BINARY))"
+    "max(CAST(w AS BINARY))",
+    "sum(md)"
   )
 
   for (parts <- Sweep.partitions; keys <- Seq("k", "")) {
@@ -261,9 +266,10 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
       s"Spark's count, sum, avg, min, max mixed with sparkagg's stay on the operator, GROUP BY '$keys', $parts partitions") {
       spark.sql("SELECT *, CASE u % 41 WHEN 0 THEN double('NaN') WHEN 1 THEN double('inf') WHEN 2 THEN " +
         "double('-inf') ELSE d - 300 END AS x, CAST(d AS FLOAT) AS f, CAST(dt AS TIMESTAMP) AS ts, " +
-        "CASE u % 7 WHEN 0 THEN 'é' WHEN 1 THEN '' WHEN 2 THEN 'Zz' ELSE s END AS w FROM t")
+        "CASE u % 7 WHEN 0 THEN 'é' WHEN 1 THEN '' WHEN 2 THEN 'Zz' ELSE s END AS w, " +
+        "CAST(m AS DECIMAL(12, 2)) AS md FROM t")
         .repartition(parts).createOrReplaceTempView("tp")
-      val calls = "df_avg(d)" +: sparkOwnCalls.zipWithIndex.map { case (c, j) =>
+      val calls = Seq("df_avg(d)", "df_sum(md)", "df_avg(md)") ++ sparkOwnCalls.zipWithIndex.map { case (c, j) =>
         if (j % 3 == 0) s"$c FILTER (WHERE u % 4 <> 0)" else c
       }
       val select = (keys.split(", ").filter(_.nonEmpty).toSeq ++ calls).mkString(", ")
@@ -284,7 +290,8 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     }
     withConf(GroupedAggregateStrategy.AdaptersConf -> "false") {
       assert(planned("SELECT k, df_avg(d), try_sum(l) FROM t GROUP BY k") == 0, "try_sum: NULL from the first overflow")
-      assert(planned("SELECT k, df_avg(d), sum(m) FROM t GROUP BY k") == 0, "decimal sums stay Spark's")
+      assert(planned("SELECT k, df_avg(d), sum(CAST(m AS DECIMAL(30,5))) FROM t GROUP BY k") == 0,
+        "a decimal sum over 18 digits has no native accumulator")
       assert(planned("SELECT k, df_avg(d), first(d) FROM t GROUP BY k") == 0)
       if (SparkFeatures.collations)
         assert(planned("SELECT k, df_avg(d), min(s COLLATE UTF8_LCASE) FROM t GROUP BY k") == 0,

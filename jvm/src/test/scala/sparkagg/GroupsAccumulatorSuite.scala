@@ -81,7 +81,12 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
         Case(Max, Seq(StringType)),
         Case(Max, Seq(BinaryType)),
         Case(Min, Seq(DecimalType(10, 2))),
-        Case(Max, Seq(DecimalType(30, 5)))
+        Case(Max, Seq(DecimalType(30, 5))),
+        Case(Sum, Seq(DecimalType(10, 2))),
+        Case(Sum, Seq(DecimalType(18, 0))),
+        Case(Sum, Seq(DecimalType(18, 0)), ansi = false),
+        Case(Avg, Seq(DecimalType(10, 2))),
+        Case(Avg, Seq(DecimalType(18, 6)))
       ) ++
       // median reads integers as doubles; percentile_cont reads every type as double.
       Seq(
@@ -108,7 +113,7 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
 
   // Functions without a native implementation: the adapter against the Accumulator.
   private val adapterCases: Seq[Case] = Seq(
-    Case(Sum, Seq(DecimalType(10, 2))),
+    Case(Sum, Seq(DecimalType(30, 5))),
     Case(Avg, Seq(DecimalType(30, 5))),
     Case(Median, Seq(DecimalType(10, 2))),
     Case(ApproxDistinct, Seq(StringType)),

@@ -14,6 +14,8 @@ import sparkagg.functions
  *
  *  - `count(*)`, `count(expr, ...)`: rows where no argument is NULL, 0 over none.
  *  - `sum` of floats and doubles: their double sum, NULL over none.
+ *  - `sum` of decimal(p, s): decimal(p + 10, s), NULL when the total does not fit (with ANSI on, Spark's
+ *    error), which Spark decides on running sums as it does for integers (below).
  *  - `sum` of integers: with ANSI off, the total wrapped around to a bigint, as Spark's; with ANSI on, an
  *    exact sum, failing with Spark's ARITHMETIC_OVERFLOW when it does not fit a bigint. Spark checks each
  *    addition instead, so over rows whose running sum leaves bigint and comes back it may fail, depending
@@ -24,7 +26,8 @@ import sparkagg.functions
  *    another collation): NaN above every number, as in Spark. Between -0.0 and 0.0, which Spark holds equal and keeps whichever came first, sparkagg
  *    orders -0.0 first.
  *
- * Any other Spark aggregate (decimal sums and averages, first, collect_list, ...)
+ * Any other Spark aggregate (decimal averages, which Spark rounds and sparkagg truncates; first,
+ * collect_list, ...)
  * keeps the whole aggregation on Spark's path.
  */
 object SparkAggregates {
@@ -34,6 +37,8 @@ object SparkAggregates {
   def equivalent(f: AggregateFunction): Option[AccumulatorAggregate] = f match {
     case c: Count => Some(standIn(functions.Count, "count", c.children, plain))
     case s: Sum if Types.isFloating(s.child.dataType) => Some(standIn(functions.Sum, "sum", s.children, plain))
+    case s: Sum if Types.isDecimal(s.child.dataType) =>
+      Some(standIn(functions.Sum, "sum", s.children, BindContext(SparkInternals.sumMode(s) == EvalMode.ANSI)))
     case s: Sum if Types.isIntegral(s.child.dataType) =>
       integerSum(SparkInternals.sumMode(s)).map(standIn(functions.Sum, "sum", s.children, _))
     case a: Average if Types.isIntegral(a.child.dataType) || Types.isFloating(a.child.dataType) =>

@@ -3,7 +3,7 @@ package sparkagg.common
 import java.math.{BigDecimal => JBigDecimal, BigInteger}
 
 import org.apache.spark.sql.types.{Decimal, DecimalType}
-import sparkagg.api.{Overflow, Values}
+import sparkagg.api.{Column, Columns, EmitTo, GroupsAccumulator, Overflow, Values}
 
 // Exact running sums shared by sum and avg (DataFusion keeps the like in functions-aggregate-common).
 // Each is exact whatever the order of updates, merges and retracts, so a result never depends on how
@@ -145,4 +145,107 @@ final class DecimalSumCount(in: DecimalType, sumType: DecimalType, failOnOverflo
     }
 
   def size: Long = 48 + sum.size
+}
+
+/**
+ * [[DecimalSumCount]] for every group, over decimals of at most 18 digits (an unscaled Long each): exact
+ * 128-bit unscaled sums (a merged state's sum has at most 28 digits, so no count of rows or states that fits
+ * in memory leaves 128 bits), counts, and a bit for the groups that merged an overflowed state. Whether a
+ * sum fits `sumType` is decided when it is read, as the row accumulator does. Sum and avg differ only in
+ * what they evaluate and where the two fields sit in their states.
+ */
+private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType: DecimalType, failOnOverflow: Boolean,
+    function: String, countFirst: Boolean)
+  extends GroupsAccumulator {
+  require(in.precision <= Decimal.MAX_LONG_DIGITS, s"$function: decimal(${in.precision}) needs the adapter")
+  private val sums = new GroupLongSums
+  private val counts = new LongVector
+  private val overflowed = new BitVector
+  private val (sumField, countField) = if (countFirst) (1, 0) else (0, 1)
+
+  private def resize(totalGroups: Int): Unit = {
+    sums.resize(totalGroups); counts.resize(totalGroups); overflowed.resize(totalGroups)
+  }
+
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val (lo, hi, c) = (sums.low, sums.high, counts.array)
+    val column = values.column(0)
+    val f = filter.orNull
+    var i = 0
+    while (i < values.numRows) {
+      if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
+        val g = groupIndices(i)
+        GroupLongSums.add(lo, hi, g, column.getDecimal(i, in.precision, in.scale).toUnscaledLong)
+        c(g) += 1
+      }
+      i += 1
+    }
+  }
+
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val (lo, hi, c) = (sums.low, sums.high, counts.array)
+    val (sum, count) = (states.column(sumField), states.column(countField))
+    val f = filter.orNull
+    var i = 0
+    while (i < states.numRows) {
+      val n = count.getLong(i)
+      if (GroupsAccumulator.keep(f, i) && n > 0) {
+        val g = groupIndices(i)
+        if (sum.isNullAt(i)) overflowed.set(g)
+        else {
+          val u = sum.getDecimal(i, sumType.precision, sumType.scale).toJavaBigDecimal.unscaledValue
+          GroupLongSums.add128(lo, hi, g, u.longValue, u.shiftRight(64).longValue)
+        }
+        c(g) += n
+      }
+      i += 1
+    }
+  }
+
+  /** The emitted groups' exact unscaled sums (null: none, or overflowed), their counts and checked sums. */
+  protected final def emitted(emit: EmitTo): (Array[BigInteger], Array[Long], Array[Any]) = {
+    val (lo, hi) = sums.emit(emit)
+    val c = counts.emit(emit)
+    val over = overflowed.emit(emit)
+    val unscaled = new Array[BigInteger](c.length)
+    val checked = new Array[Any](c.length)
+    var g = 0
+    while (g < c.length) {
+      if (c(g) != 0 && (over(g >> 6) & (1L << g)) == 0) {
+        val u = if (hi(g) == (lo(g) >> 63)) BigInteger.valueOf(lo(g))
+        else BigInteger.valueOf(hi(g)).shiftLeft(64).add(BigInteger.valueOf(lo(g)).and(DecimalSumCountGroups.Low64))
+        val d = DecimalSum.fit(u, sumType.scale, sumType.precision)
+        if (d != null) { unscaled(g) = u; checked(g) = d }
+        else overflow(sumType)
+      }
+      g += 1
+    }
+    (unscaled, c, checked)
+  }
+
+  /** A result that does not fit `what`: Spark's error in ANSI mode, else NULL. */
+  protected final def overflow(what: DecimalType): Null = {
+    if (failOnOverflow) Overflow.raise(s"${what.simpleString} $function")
+    null
+  }
+
+  def state(emit: EmitTo): Array[Column] = {
+    val (_, c, checked) = emitted(emit)
+    val fields = Array[Column](new ObjectColumn(checked), new LongColumn(c, null, c.length))
+    if (countFirst) fields.reverse else fields
+  }
+
+  /** A new, empty accumulator like this one (each row's own state is one row summed alone). */
+  protected def fresh(): DecimalSumCountGroups
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
+    GroupsAccumulator.statesOfRows(fresh(), values, filter)
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long = sums.size + counts.size + overflowed.size
+}
+
+private object DecimalSumCountGroups {
+  val Low64: BigInteger = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE)
 }

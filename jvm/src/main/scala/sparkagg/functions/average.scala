@@ -34,8 +34,17 @@ object Avg extends FunctionDef {
     case Seq(t: DecimalType) =>
       val sumType = Types.widenDecimal(t, 10, 0)
       val out = Types.widenDecimal(t, 4, 4)
-      Right(Bound(out, stateOf(sumType), () => new DecimalAvgAccumulator(t, sumType, out, ctx.failOnOverflow),
-          stateCheck = countCheck))
+      Right(
+        Bound(
+          out,
+          stateOf(sumType),
+          () => new DecimalAvgAccumulator(t, sumType, out, ctx.failOnOverflow),
+          newGroupsAccumulator =
+            if (t.precision <= Decimal.MAX_LONG_DIGITS)
+              Some(() => new DecimalAvgGroups(t, sumType, out, ctx.failOnOverflow))
+            else None,
+          stateCheck = countCheck
+        ))
     case Seq(t) if Types.isNumeric(t) || Types.isUntypedNull(t) =>
       Right(
         Bound(
@@ -80,14 +89,38 @@ final class DecimalAvgAccumulator(in: DecimalType, sumType: DecimalType, out: De
   def evaluate(): Any =
     if (sum.checkedSum == null) null
     else {
-      val scaled = sum.unscaled.multiply(BigInteger.TEN.pow(out.scale - in.scale))
-      // BigInteger division truncates toward zero, as DataFusion's decimal average does.
-      val q = scaled.divide(BigInteger.valueOf(sum.count))
-      val d = DecimalSum.fit(q, out.scale, out.precision)
+      val d = DecimalAvgAccumulator.mean(sum.unscaled, sum.count, in, out)
       if (d == null) sum.overflow(out) else d
     }
 
   def size: Long = sum.size
+}
+
+object DecimalAvgAccumulator {
+  /** The mean of `count` decimal(`in`) values summing to `unscaled`, as `out`; null when it does not fit.
+   *  BigInteger division truncates toward zero, as DataFusion's decimal average does. */
+  def mean(unscaled: BigInteger, count: Long, in: DecimalType, out: DecimalType): Decimal = {
+    val scaled = unscaled.multiply(BigInteger.TEN.pow(out.scale - in.scale))
+    DecimalSum.fit(scaled.divide(BigInteger.valueOf(count)), out.scale, out.precision)
+  }
+}
+
+/** Decimal avg of at most 18 digits for every group ([[DecimalAvgAccumulator]]'s semantics). */
+private[sparkagg] final class DecimalAvgGroups(in: DecimalType, sumType: DecimalType, out: DecimalType,
+    failOnOverflow: Boolean)
+  extends DecimalSumCountGroups(in, sumType, failOnOverflow, "avg", countFirst = true) {
+  protected def fresh(): DecimalSumCountGroups = new DecimalAvgGroups(in, sumType, out, failOnOverflow)
+  def evaluate(emit: EmitTo): Column = {
+    val (unscaled, counts, _) = emitted(emit)
+    new ObjectColumn(
+      Array.tabulate[Any](counts.length) { g =>
+        if (unscaled(g) == null) null
+        else {
+          val d = DecimalAvgAccumulator.mean(unscaled(g), counts(g), in, out)
+          if (d == null) overflow(out) else d
+        }
+      })
+  }
 }
 
 /** avg as double for every group ([[DoubleAvgAccumulator]]'s semantics). State: count, sum (NULL when none). */

@@ -55,8 +55,16 @@ object Sum extends FunctionDef {
         ))
     case Seq(t: DecimalType) =>
       val out = Types.widenDecimal(t, 10, 0)
-      Right(Bound(out, stateOf(out), () => new DecimalSumAccumulator(t, out, ctx.failOnOverflow),
-          stateCheck = countCheck))
+      Right(
+        Bound(
+          out,
+          stateOf(out),
+          () => new DecimalSumAccumulator(t, out, ctx.failOnOverflow),
+          newGroupsAccumulator =
+            if (t.precision <= Decimal.MAX_LONG_DIGITS) Some(() => new DecimalSumGroups(t, out, ctx.failOnOverflow))
+            else None,
+          stateCheck = countCheck
+        ))
     case _ => Left(s"expects one argument of type ${Types.Numeric}")
   }
 }
@@ -203,4 +211,11 @@ final class DoubleSumGroups extends DoubleSumCountGroups(countFirst = false) {
     val (s, c) = emitted(emit)
     new DoubleColumn(s, GroupColumns.nonZero(c), c.length)
   }
+}
+
+/** Decimal sum of at most 18 digits for every group ([[DecimalSumAccumulator]]'s semantics). */
+private[sparkagg] final class DecimalSumGroups(in: DecimalType, out: DecimalType, failOnOverflow: Boolean)
+  extends DecimalSumCountGroups(in, out, failOnOverflow, "sum", countFirst = false) {
+  def evaluate(emit: EmitTo): Column = new ObjectColumn(emitted(emit)._3)
+  protected def fresh(): DecimalSumCountGroups = new DecimalSumGroups(in, out, failOnOverflow)
 }
