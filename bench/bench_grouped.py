@@ -1,8 +1,11 @@
 """sparkagg's grouped operator (exec/: GroupsAccumulators over batches) against Spark's built-ins and against
 sparkagg's own TypedImperativeAggregate path (the same functions with spark.sparkagg.groups.enabled=false),
 over 5M rows at 1k and 1M groups: df_avg, df_sum, df_var_samp against Spark's code-generated avg, sum,
-var_samp; df_approx_percentile_cont against percentile_approx (p = 0.5) and df_array_agg against
-collect_list (through size(...), so the cost is building the lists). The keys of both groupings are
+var_samp; df_approx_percentile_cont against percentile_approx (p = 0.5), df_array_agg against
+collect_list (through size(...), so the cost is building the lists), df_string_agg against string_agg
+(concat_ws over collect_list on 3.5, which has none; through length(...)), df_min of strings and df_sum of
+decimal(12,2) against Spark's min and sum, and df_avg beside Spark's own count(*) (which now stays on the
+grouped operator) against Spark's avg beside it. The keys of both groupings are
 dense integers, which the grouped operator looks up in an array; a third grouping, 1M groups of
 scattered 64-bit keys (xxhash64 of the 1M-group key), takes its hash table instead, against Spark's.
 Then, unless --no-spill, a 20M-group aggregation in a separate Spark with 1 GB of driver memory, which
@@ -26,6 +29,9 @@ from pathlib import Path
 import common
 import sparkagg
 
+# Spark's closest to string_agg: its own from 4.0 on.
+STRING_AGG = ("concat_ws(',', collect_list(s))" if sparkagg.spark_minor() == "3.5" else "string_agg(s, ',')")
+
 # (sparkagg function, its call, Spark's function, its call)
 CALLS = [
     ("df_avg", "df_avg(x)", "avg", "avg(x)"),
@@ -34,6 +40,10 @@ CALLS = [
     ("df_approx_percentile_cont", "df_approx_percentile_cont(x, 0.5)",
      "percentile_approx", "percentile_approx(x, 0.5)"),
     ("df_array_agg", "size(df_array_agg(x))", "collect_list", "size(collect_list(x))"),
+    ("df_string_agg", "length(df_string_agg(s, ','))", "string_agg", f"length({STRING_AGG})"),
+    ("df_min of strings", "df_min(s)", "min", "min(s)"),
+    ("df_sum of decimals", "df_sum(dec)", "sum", "sum(dec)"),
+    ("df_avg + Spark's count(*)", "df_avg(x), count(*)", "avg + count(*)", "avg(x), count(*)"),
 ]
 
 TYPED = "TypedImperativeAggregate path"
@@ -47,7 +57,11 @@ ROOT = Path(__file__).resolve().parent.parent
 def main(rows: int, repeat: int, out, spill: bool, also_on: list[str]) -> None:
     spark = common.session()
     common.base_table(spark, rows)
-    spark.sql("SELECT xxhash64(kbig) AS ksparse, x FROM base").cache().createOrReplaceTempView("sparse")
+    # The base table with a string (up to 6 digits) and a decimal(12,2) column beside x.
+    spark.sql("SELECT k, kbig, x, CAST(CAST(x * 1000 AS INT) AS STRING) AS s, CAST(x AS DECIMAL(12, 2)) AS dec "
+              "FROM base").cache().createOrReplaceTempView("grouped")
+    spark.sql("SELECT xxhash64(kbig) AS ksparse, x, s, dec FROM grouped").cache().createOrReplaceTempView("sparse")
+    spark.table("grouped").count()
     spark.table("sparse").count()
     print(f"bench_grouped: {rows:,} rows, local[2], best of {repeat} (noop write)")
     # Each path's code compiled before timing: Spark's, the grouped operator, the TypedImperativeAggregate host.
@@ -57,7 +71,7 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str]) -> None:
     common.timed(spark, "warm-up: TypedImperativeAggregate path", "SELECT kbig, df_avg(x) FROM base GROUP BY kbig",
                  repeat=1)
     spark.conf.unset("spark.sparkagg.groups.enabled")
-    timings = {label: timed_calls(spark, "base", key, label, repeat, typed=True) for key, label in common.GROUPINGS}
+    timings = {label: timed_calls(spark, "grouped", key, label, repeat, typed=True) for key, label in common.GROUPINGS}
     key, label = SPARSE
     timings[label] = timed_calls(spark, "sparse", key, label, repeat, typed=False)
     print("ratios, sparkagg's grouped operator / other (lower is better for sparkagg):")
