@@ -4,12 +4,14 @@ import org.apache.spark.sql.SparkSession
 
 /**
  * One call of every sparkagg function over SqlSuite's table `t` (k, i, l, d, m, s, dt, b, u), for the
- * suites that run them all: the state rollup (SqlSuite) and the two grouped paths (GroupedAggregateSuite).
+ * suites that run them all: the state rollup (SqlSuite), the two grouped paths (GroupedAggregateSuite) and
+ * the grouped operator's spills (GroupedSpillSuite).
  */
 object EveryFunction {
-  /** The table `t`: 5000 rows in 37 groups `k`, a column of each type with NULLs, and a unique `u`. */
-  def createTable(spark: SparkSession): Unit = {
-    spark.range(0, 5000).selectExpr(
+  /** The table `t`: 5000 rows in 37 groups `k`, a column of each type with NULLs, and a unique `u`
+   *  (`rows` rows under another `name`, the same columns). */
+  def createTable(spark: SparkSession, rows: Long = 5000, name: String = "t"): Unit = {
+    spark.range(0, rows).selectExpr(
       "id % 37 AS k",
       "IF(id % 11 = 0, NULL, CAST(id * 7919 % 1000 - 500 AS INT)) AS i",
       "IF(id % 13 = 0, NULL, id * 104729 % 100000 - 50000) AS l",
@@ -19,7 +21,7 @@ object EveryFunction {
       "IF(id % 19 = 0, NULL, DATE_ADD(DATE'2020-01-01', CAST(id % 400 AS INT))) AS dt",
       "IF(id % 23 = 0, NULL, id % 3 = 0) AS b",
       "id AS u"
-    ).createOrReplaceTempView("t")
+    ).createOrReplaceTempView(name)
   }
 
   private val everyCall: Seq[String] = Seq(
