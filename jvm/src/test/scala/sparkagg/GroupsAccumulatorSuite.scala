@@ -86,7 +86,13 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
         Case(Sum, Seq(DecimalType(18, 0))),
         Case(Sum, Seq(DecimalType(18, 0)), ansi = false),
         Case(Avg, Seq(DecimalType(10, 2))),
-        Case(Avg, Seq(DecimalType(18, 6)))
+        Case(Avg, Seq(DecimalType(18, 6))),
+        Case(FirstValue, Seq(LongType)),
+        Case(FirstValue, Seq(DoubleType), constants = Seq(Literal(true))),
+        Case(LastValue, Seq(StringType)),
+        Case(LastValue, Seq(DecimalType(10, 2)), constants = Seq(Literal(true))),
+        Case(AnyValue, Seq(StringType)),
+        Case(AnyValue, Seq(IntegerType))
       ) ++
       // median reads integers as doubles; percentile_cont reads every type as double.
       Seq(

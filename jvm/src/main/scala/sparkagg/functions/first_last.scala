@@ -2,7 +2,7 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
-import sparkagg.common.{OrderKeys, OrderedValues}
+import sparkagg.common.{BitVector, BooleanColumn, ColumnsRow, ObjectColumn, ObjectVector, OrderKeys, OrderedValues}
 
 /**
  * first_value(x [, ignore_nulls]) and last_value(x [, ignore_nulls]) [WITHIN GROUP (ORDER BY key
@@ -44,7 +44,8 @@ sealed abstract class FirstLast(val name: String, last: Boolean, examples: Seq[(
         t,
         state,
         () => new FirstLastAccumulator(t, keys, keyOffset, last, ignore),
-        newSlidingAccumulator = Some(() => new SlidingFirstLastAccumulator(t, keys, keyOffset, last, ignore))
+        newSlidingAccumulator = Some(() => new SlidingFirstLastAccumulator(t, keys, keyOffset, last, ignore)),
+        newGroupsAccumulator = Some(() => new FirstLastGroups(t, keys, keyOffset, last, ignore))
       )
     }
   }
@@ -103,7 +104,8 @@ object AnyValue extends FunctionDef {
           () => new FirstLastAccumulator(t, noKeys, 1, last = false, ignoreNulls = true),
           newSlidingAccumulator = Some(() =>
             new SlidingFirstLastAccumulator(t, noKeys, 1, last = false,
-              ignoreNulls = true))
+              ignoreNulls = true)),
+          newGroupsAccumulator = Some(() => new FirstLastGroups(t, noKeys, 1, last = false, ignoreNulls = true))
         ))
     case _ => Left("expects one argument")
   }
@@ -189,4 +191,88 @@ final class SlidingFirstLastAccumulator(valueType: DataType, keys: OrderKeys, ke
     else (queue.peekFirst.value +: queue.peekFirst.keyRow) :+ true
   def evaluate(): Any = if (queue.isEmpty) null else queue.peekFirst.value
   def size: Long = 48 + 64L * queue.size
+}
+
+/**
+ * first_value / last_value / any_value for every group ([[FirstLastAccumulator]]'s semantics: the same choice
+ * among the same rows in the same order): each group's chosen value and its keys in arrays of references,
+ * and a bit for the groups that chose. Rows are read in place through a [[ColumnsRow]] view; a value and
+ * its keys are copied out of the batch only when chosen (first_value without keys: once a group).
+ */
+private[sparkagg] final class FirstLastGroups(valueType: DataType, keys: OrderKeys, keyOffset: Int, last: Boolean,
+    ignoreNulls: Boolean)
+  extends GroupsAccumulator {
+  private val values = new ObjectVector
+  private val keyRows = new ObjectVector
+  private val set = new BitVector
+  private var held = 0L // bytes of the chosen values and keys
+
+  private def resize(totalGroups: Int): Unit = {
+    values.resize(totalGroups); keyRows.resize(totalGroups); set.resize(totalGroups)
+  }
+
+  private def keySize(row: Any): Long =
+    if (row == null) 0 else row.asInstanceOf[Array[Any]].map(OrderedValues.sizeOf).sum
+
+  /** Group g's next row `v` (value at `valueAt`, keys from `keysAt`): chosen as the row accumulator would. */
+  private def offer(g: Int, v: Values, valueAt: Int, keysAt: Int): Unit = {
+    val replaces = !set.get(g) || (if (keys.isEmpty) last
+                                   else {
+                                     val c = keys.compareRow(v, keysAt, keyRows.array(g).asInstanceOf[Array[Any]])
+                                     if (last) c >= 0 else c < 0
+                                   })
+    if (replaces) {
+      val (value, keyRow) = (values.array, keyRows.array)
+      held -= OrderedValues.sizeOf(value(g)) + keySize(keyRow(g))
+      value(g) = if (v.isNullAt(valueAt)) null else v.copy(valueAt, valueType)
+      if (!keys.isEmpty) keyRow(g) = keys.read(v, keysAt)
+      held += OrderedValues.sizeOf(value(g)) + keySize(keyRow(g))
+      set.set(g)
+    }
+  }
+
+  def updateBatch(columns: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val row = new ColumnsRow(columns)
+    val f = filter.orNull
+    var i = 0
+    while (i < columns.numRows) {
+      row.row = i
+      if (GroupsAccumulator.keep(f, i) && !(ignoreNulls && row.isNullAt(0))) offer(groupIndices(i), row, 0, keyOffset)
+      i += 1
+    }
+  }
+
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val row = new ColumnsRow(states)
+    val f = filter.orNull
+    var i = 0
+    while (i < states.numRows) {
+      row.row = i
+      if (GroupsAccumulator.keep(f, i) && row.getBoolean(keys.size + 1)) offer(groupIndices(i), row, 0, 1)
+      i += 1
+    }
+  }
+
+  def evaluate(emit: EmitTo): Column = state(emit)(0)
+
+  /** The value, each key, whether set: the row accumulator's state fields. */
+  def state(emit: EmitTo): Array[Column] = {
+    val value = values.emit(emit)
+    val keyRow = keyRows.emit(emit)
+    val chosen = set.emit(emit)
+    val n = value.length
+    held -= value.map(OrderedValues.sizeOf).sum + keyRow.map(keySize).sum
+    val keyColumns = Array.tabulate[Column](keys.size)(k =>
+      new ObjectColumn(keyRow.map(r => if (r == null) null else r.asInstanceOf[Array[Any]](k))))
+    val isSet = new BooleanColumn(Array.tabulate(n)(g => (chosen(g >> 6) & (1L << g)) != 0), null, n)
+    (new ObjectColumn(value) +: keyColumns) :+ isSet
+  }
+
+  override def convertToState(columns: Columns, filter: Option[Column]): Array[Column] =
+    GroupsAccumulator.statesOfRows(new FirstLastGroups(valueType, keys, keyOffset, last, ignoreNulls), columns, filter)
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long = values.size + keyRows.size + set.size + held
 }
