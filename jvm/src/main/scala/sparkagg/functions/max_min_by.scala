@@ -10,8 +10,9 @@ import sparkagg.common._
  * over y descending or ascending). Rows whose y is NULL are skipped; NULL when no row has a y (x itself
  * may be NULL). Equal ys: the first row to arrive wins, so across partitions any of them. y sorts as Spark
  * sorts (NaN greatest). State: the value, y (its field named with the direction), <name>_is_set.
- * Grouped, x and y of primitive types (integers, boolean, date, timestamps, floats) run natively
- * ([[ExtremeByGroups]]); sliding frames keep a monotonic queue of their rows by y.
+ * Grouped, x and y of primitive types (integers, boolean, date, timestamps, floats) in primitive arrays
+ * ([[ExtremeByGroups]]), others through first_value's ([[KeyedExtremeByGroups]]); sliding frames keep a
+ * monotonic queue of their rows by y.
  */
 sealed abstract class ExtremeBy(val name: String, largest: Boolean, example: (String, String)) extends FunctionDef {
   private val isSet = s"${name}_is_set"
@@ -38,8 +39,9 @@ sealed abstract class ExtremeBy(val name: String, largest: Boolean, example: (St
           newSlidingAccumulator = Some(() =>
             new ExtremeByAccumulator(new SlidingFirstLastAccumulator(x, keys, 1, last = false,
                 ignoreNulls = false))),
-          newGroupsAccumulator =
-            if (native) Some(() => new ExtremeByGroups(new PrimitiveBits(x), new PrimitiveBits(y), largest)) else None
+          newGroupsAccumulator = Some(() =>
+            if (native) new ExtremeByGroups(new PrimitiveBits(x), new PrimitiveBits(y), largest)
+            else new KeyedExtremeByGroups(new FirstLastGroups(x, keys, 1, last = false, ignoreNulls = false)))
         ))
     case Seq(_, y) => Left(s"cannot choose by a value of type ${y.simpleString} (accepted: ${Types.Orderable})")
     case _ => Left("expects two arguments: the value and the key it is chosen by")
@@ -67,6 +69,25 @@ final class ExtremeByAccumulator(chosen: Accumulator) extends Accumulator {
   def merge(state: Values): Unit = chosen.merge(state)
   def state(): Array[Any] = chosen.state()
   def evaluate(): Any = chosen.evaluate()
+  def size: Long = chosen.size
+}
+
+/** first_value's GroupsAccumulator over the rows whose key y (the second argument) is not NULL, as
+ *  [[ExtremeByAccumulator]] is its accumulator's: those rows are filtered out before it sees them. */
+private[sparkagg] final class KeyedExtremeByGroups(chosen: FirstLastGroups) extends GroupsAccumulator {
+  private def withKey(values: Columns, filter: Option[Column]): Option[Column] = {
+    val (y, f, n) = (values.column(1), filter.orNull, values.numRows)
+    Some(new BooleanColumn(Array.tabulate(n)(i => GroupsAccumulator.keep(f, i) && !y.isNullAt(i)), null, n))
+  }
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
+    chosen.updateBatch(values, groupIndices, withKey(values, filter), totalGroups)
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
+    chosen.mergeBatch(states, groupIndices, filter, totalGroups)
+  def evaluate(emit: EmitTo): Column = chosen.evaluate(emit)
+  def state(emit: EmitTo): Array[Column] = chosen.state(emit)
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
+    chosen.convertToState(values, withKey(values, filter))
+  override def supportsConvertToState: Boolean = true
   def size: Long = chosen.size
 }
 
