@@ -126,6 +126,21 @@ class WindowSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelp
     assert(math.abs(ours(1).getDouble(1) - 14.0 / 9) < 1e-12 && ours(1).getDouble(3) == 1.0, ours(1))
   }
 
+  test("a constant x beside an infinite y in a sliding frame: regr_slope NULL, as over the same rows added") {
+    // Found by the fuzzer (seed 4105669, sql/fuzz/). Frame of o = 3: x = -0.0 twice, so var_pop(x) = 0 and
+    // the slope is NULL whatever y holds; when -inf arrived before (-171.15, 2.0) left, x's moments kept
+    // Welford's residue and the slope was NaN.
+    val window = "(ORDER BY o ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)"
+    val sql = s"SELECT o, df_regr_slope(y, x) OVER $window, df_covar_pop(y, x) OVER $window FROM VALUES " +
+      "(1, 2.0D, CAST(-171.15306091308594 AS FLOAT)), (2, 93.05794318827608D, CAST(-0.0 AS FLOAT)), " +
+      "(3, double('-inf'), CAST(-0.0 AS FLOAT)) AS t(o, y, x) ORDER BY o"
+    val (ours, recomputed, used) = both(sql)
+    assert(used)
+    assertSame(ours, recomputed)
+    assert(ours(2).isNullAt(1), ours(2))
+    assert(ours(2).getDouble(2).isNaN, "covar_pop over an infinite y and a constant x: 0 times infinity")
+  }
+
   test("DISTINCT of functions that cannot retract: the frame rebuilt when a value leaves, as Spark recomputes") {
     val frame = "ROWS BETWEEN 6 PRECEDING AND 2 FOLLOWING"
     val calls = Seq("df_bit_and(DISTINCT i % 64)", "df_min(DISTINCT s)", "df_median(DISTINCT i % 7)",

@@ -239,12 +239,18 @@ final class CoMomentAccumulator(fn: CoMomentAggregate, pair: Boolean) extends Ac
     if (pair) { if (runB > 0 && b == lastB) runB += 1 else { lastB = b; runB = 1 } }
   }
 
-  /** After a retract: an argument whose remaining values are all its newest run is constant (unless a
-   *  side holds a NaN or infinity, whose moments stay NaN). */
-  private def settleRuns(): Unit = if (!holdsSpecials(0) && !(pair && holdsSpecials(1))) {
+  /** After a retract: an argument whose remaining values are all its newest run is constant, and is set so
+   *  (unless it holds a NaN or infinity, whose moments stay NaN), whatever the other argument holds. The
+   *  co-moment of a constant argument is then 0, or NaN when the other holds a NaN or infinity among two
+   *  or more rows, as adding the same rows gives it (0 times infinity). */
+  private def settleRuns(): Unit = {
     val n = m.ns(0)
-    if (n <= runA) { runA = n; m.meanAs(0) = lastA; m.m2As(0) = 0; if (pair) m.cs(0) = 0 }
-    if (pair && n <= runB) { runB = n; m.meanBs(0) = lastB; m.m2Bs(0) = 0; m.cs(0) = 0 }
+    val (specialsA, specialsB) = (holdsSpecials(0), pair && holdsSpecials(1))
+    val constantA = !specialsA && n <= runA
+    val constantB = pair && !specialsB && n <= runB
+    if (constantA) { runA = n; m.meanAs(0) = lastA; m.m2As(0) = 0 }
+    if (constantB) { runB = n; m.meanBs(0) = lastB; m.m2Bs(0) = 0 }
+    if (pair && (constantA || constantB)) m.cs(0) = if ((specialsA || specialsB) && n > 1) Double.NaN else 0
   }
 
   private def present(args: Values): Boolean = !args.isNullAt(0) && (!pair || !args.isNullAt(1))
