@@ -241,8 +241,8 @@ final class CoMomentAccumulator(fn: CoMomentAggregate, pair: Boolean) extends Ac
 
   /** After a retract: an argument whose remaining values are all its newest run is constant, and is set so
    *  (unless it holds a NaN or infinity, whose moments stay NaN), whatever the other argument holds. The
-   *  co-moment of a constant argument is then 0, or NaN when the other holds a NaN or infinity among two
-   *  or more rows, as adding the same rows gives it (0 times infinity). */
+   *  co-moment of a constant argument is then 0, or NaN when the other holds a NaN or infinity, as adding
+   *  the same rows gives it (0 times infinity, even for one row: its deviation from the empty mean). */
   private def settleRuns(): Unit = {
     val n = m.ns(0)
     val (specialsA, specialsB) = (holdsSpecials(0), pair && holdsSpecials(1))
@@ -250,7 +250,7 @@ final class CoMomentAccumulator(fn: CoMomentAggregate, pair: Boolean) extends Ac
     val constantB = pair && !specialsB && n <= runB
     if (constantA) { runA = n; m.meanAs(0) = lastA; m.m2As(0) = 0 }
     if (constantB) { runB = n; m.meanBs(0) = lastB; m.m2Bs(0) = 0 }
-    if (pair && (constantA || constantB)) m.cs(0) = if ((specialsA || specialsB) && n > 1) Double.NaN else 0
+    if (pair && (constantA || constantB)) m.cs(0) = if (specialsA || specialsB) Double.NaN else 0
   }
 
   private def present(args: Values): Boolean = !args.isNullAt(0) && (!pair || !args.isNullAt(1))
