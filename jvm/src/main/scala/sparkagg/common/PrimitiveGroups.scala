@@ -1,6 +1,7 @@
 package sparkagg.common
 
 import sparkagg.api._
+import org.apache.spark.sql.types.DataType
 
 // Shared machinery of the native GroupsAccumulators (count.scala, sum.scala, average.scala,
 // min_max.scala, bitwise.scala, boolean.scala and CoMoments.scala hold the accumulators themselves): the
@@ -228,6 +229,18 @@ private[sparkagg] abstract class DoubleFold(kind: ValueKind.DoubleLike, identity
 }
 
 private[sparkagg] object GroupColumns {
+  /** convertToState of a function whose state is its one value: each kept non-NULL row's value, copied out
+   *  of its batch (NULL otherwise), as one column of boxed values. */
+  def ownValues(values: Columns, filter: Option[Column], dataType: DataType): Array[Column] = {
+    val column = values.column(0)
+    val f = filter.orNull
+    Array(
+      new ObjectColumn(
+        Array.tabulate[Any](values.numRows) { i =>
+          if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) column.copy(i, dataType) else null
+        }))
+  }
+
   /** Validity words with a bit set for each group whose count is not zero. */
   def nonZero(counts: Array[Long]): Array[Long] = {
     val bits = new Array[Long](Validity.words(counts.length))

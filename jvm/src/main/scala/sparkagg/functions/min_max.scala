@@ -149,15 +149,8 @@ private[sparkagg] final class ObjectMinMaxGroups(kind: ValueKind.ObjectLike, isM
   }
   def state(emit: EmitTo): Array[Column] = Array(evaluate(emit))
 
-  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
-    val column = values.column(0)
-    val f = filter.orNull
-    Array(
-      new ObjectColumn(
-        Array.tabulate[Any](values.numRows) { i =>
-          if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) column.copy(i, kind.dataType) else null
-        }))
-  }
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
+    GroupColumns.ownValues(values, filter, kind.dataType)
   override def supportsConvertToState: Boolean = true
 
   def size: Long = best.size + held

@@ -6,7 +6,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
-import sparkagg.common.{GroupPool, ObjectColumn, OrderKeys, OrderedValues}
+import sparkagg.common.{GroupColumns, GroupPool, ObjectColumn, OrderKeys, OrderedValues}
 
 /**
  * string_agg(x, delimiter) [WITHIN GROUP (ORDER BY key [DESC], ...)]: the non-NULL strings of x joined
@@ -179,15 +179,8 @@ private[sparkagg] final class StringAggGroups(delimiter: Array[Byte]) extends Gr
   def state(emit: EmitTo): Array[Column] = Array(evaluate(emit))
 
   /** Each row's state is its own string (NULL when NULL or filtered out). */
-  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
-    val column = values.column(0)
-    val f = filter.orNull
-    Array(
-      new ObjectColumn(
-        Array.tabulate[Any](values.numRows) { i =>
-          if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) column.getUTF8String(i).clone() else null
-        }))
-  }
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
+    GroupColumns.ownValues(values, filter, StringType)
   override def supportsConvertToState: Boolean = true
 
   def size: Long = poolSize + bytes.length + 8L * starts.length
