@@ -21,8 +21,8 @@ class CatalogueSuite extends AnyFunSuite {
     def grouped(name: String) = Catalogue.rows.find(_.name == name).get.grouped
     assert(grouped("count") == "native")
     assert(grouped("percentile_cont") == "native")
-    Seq("mode", "approx_distinct").foreach(n => assert(grouped(n) == "adapter", n))
-    assert(grouped("string_agg") == "native; adapter with WITHIN GROUP")
+    Seq("mode", "string_agg", "array_agg", "nth_value").foreach(n => assert(grouped(n) == "native", n))
+    assert(grouped("approx_distinct") == "adapter")
     // sum's decimals are native up to a long's 18 digits; median's decimals go through the adapter.
     assert(grouped("sum") == "native for (double), (bigint), (int), (decimal(10,2)); adapter for (decimal(30,5))")
     assert(grouped("median") == "native for (double), (bigint), (int); adapter for (decimal(10,2)), (decimal(30,5))")

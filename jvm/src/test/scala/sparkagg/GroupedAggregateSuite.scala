@@ -106,7 +106,9 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     withConf(GroupedAggregateStrategy.AdaptersConf -> "false") {
       assert(planned("SELECT k, df_sum(l), df_var_samp(d), df_bit_or(i) FROM t GROUP BY k") == 2)
       assert(planned("SELECT k, df_sum(l), df_median(d) FROM t GROUP BY k") == 2, "median's accumulator is native")
-      assert(planned("SELECT k, df_sum(l), df_mode(d) FROM t GROUP BY k") == 0, "mode has no native accumulator")
+      assert(planned("SELECT k, df_sum(l), df_mode(d) FROM t GROUP BY k") == 2, "mode's accumulator is native")
+      assert(planned("SELECT k, df_sum(l), df_approx_distinct(l) FROM t GROUP BY k") == 0,
+        "approx_distinct has no native accumulator")
       assert(planned("SELECT k, df_sum(CAST(m AS DECIMAL(30,5))) FROM t GROUP BY k") == 0,
         "decimal sums over 18 digits go through the adapter")
       assert(

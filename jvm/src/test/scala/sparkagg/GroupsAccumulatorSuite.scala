@@ -23,12 +23,18 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   import GroupsAccumulatorSuite._
 
   /** `gen`: a named generator of values instead of [[Gen.value]]'s. */
+  /** `keys`: WITHIN GROUP keys, whose values the batches carry after the arguments'. */
   private final case class Case(function: FunctionDef, types: Seq[DataType], ansi: Boolean = true,
-      gen: Option[(String, (DataType, Random) => Any)] = None, constants: Seq[Literal] = Nil) {
+      gen: Option[(String, (DataType, Random) => Any)] = None, constants: Seq[Literal] = Nil,
+      keys: Seq[(DataType, SortKey)] = Nil) {
     val label: String =
       s"${function.name}${(types.map(_.simpleString) ++ constants.map(_.sql)).mkString("(", ", ", ")")}" +
+        (if (keys.isEmpty) ""
+         else keys.map { case (t, k) => s"${t.simpleString} ${k.name}" }.mkString(" WITHIN GROUP (", ", ", ")")) +
         (if (ansi) "" else " ansi off") + gen.fold("")(" " + _._1)
-    def harness: Harness = new Harness(function, types, failOnOverflow = ansi, constants = constants)
+    def harness: Harness = new Harness(function, types, failOnOverflow = ansi, constants = constants, keys = keys)
+    /** The types of a batch's generated columns: the arguments', then the keys'. */
+    def columnTypes: Seq[DataType] = types ++ keys.map(_._1)
   }
 
   private val longLike = Seq(BooleanType, ByteType, ShortType, IntegerType, LongType, DateType, TimestampType)
@@ -37,11 +43,14 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   // Few distinct values on a large common offset: groups of equal values (zero variance, the NULL rules
   // of corr and regr_*) and the cancellation Welford avoids.
   private val offsetDoubles = "few offset values" -> ((_: DataType, rnd: Random) => 1e9 + rnd.nextInt(3) * 0.5: Any)
+  // Many repeats, so that counts tie and differ.
+  private val fewValues = "few values" -> ((_: DataType, rnd: Random) => rnd.nextInt(5).toLong: Any)
   // Gen's floats are finite: these mix in NaN, the infinities and both zeros.
   private val specialFloats = "NaN, infinities, zeros" -> ((_: DataType, rnd: Random) =>
     if (rnd.nextInt(4) == 0) Seq(Float.NaN, Float.PositiveInfinity, Float.NegativeInfinity, -0.0f, 0.0f)(rnd.nextInt(5))
     else (rnd.nextGaussian() * 100).toFloat: Any)
 
+  private val (asc, desc, descNullsFirst) = (SortKey(false, false), SortKey(true, false), SortKey(true, true))
   private val integers = Seq(ByteType, ShortType, IntegerType, LongType)
   private val moments: Seq[CoMomentAggregate] = Seq(VarSamp, VarPop, Stddev, StddevPop)
   private val pairMoments: Seq[CoMomentAggregate] = Seq(CovarSamp, CovarPop, Corr, RegrSlope, RegrIntercept,
@@ -95,7 +104,24 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
         Case(AnyValue, Seq(IntegerType)),
         Case(MaxBy, Seq(StringType, LongType)),
         Case(MinBy, Seq(LongType, StringType)),
-        Case(MaxBy, Seq(DecimalType(10, 2), DecimalType(10, 2)))
+        Case(MaxBy, Seq(DecimalType(10, 2), DecimalType(10, 2))),
+        // Keys of few values tie often: ties keep arrival order.
+        Case(ArrayAgg, Seq(LongType), keys = Seq(BooleanType -> asc, IntegerType -> desc)),
+        Case(ArrayAgg, Seq(StringType), keys = Seq(DoubleType -> desc)),
+        Case(StringAgg, Seq(StringType), constants = Seq(Literal(",")), keys = Seq(ByteType -> descNullsFirst)),
+        Case(StringAgg, Seq(StringType), constants = Seq(Literal("")), keys = Seq(StringType -> asc, LongType -> asc)),
+        Case(NthValue, Seq(LongType), constants = Seq(Literal(2))),
+        Case(NthValue, Seq(StringType), constants = Seq(Literal(-1L))),
+        Case(NthValue, Seq(DoubleType), constants = Seq(Literal(3)), keys = Seq(BooleanType -> descNullsFirst)),
+        Case(NthValue, Seq(DecimalType(10, 2)), constants = Seq(Literal(-2)), keys = Seq(DateType -> asc)),
+        Case(Mode, Seq(ByteType)),
+        Case(Mode, Seq(IntegerType)),
+        Case(Mode, Seq(LongType), gen = Some(fewValues)),
+        Case(Mode, Seq(FloatType), gen = Some(specialFloats)),
+        Case(Mode, Seq(DoubleType)),
+        Case(Mode, Seq(DateType)),
+        Case(Mode, Seq(TimestampType)),
+        Case(Mode, Seq(StringType))
       ) ++
       // median reads integers as doubles; percentile_cont reads every type as double.
       Seq(
@@ -148,11 +174,15 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     val adapter: () => GroupsAccumulator = () => new AccumulatorGroups(bound.newAccumulator)
     val implementations = Seq("native" -> native, "adapter" -> adapter)
     val stateTypes = bound.stateSchema.fields.map(_.dataType).toSeq
-    // What the accumulators read: the arguments cast to the types the function coerces them to.
-    val readAs = bound.coerceTo.take(c.types.size)
+    // What the accumulators read: the arguments and keys cast to the types the function coerces them to
+    // (coerceTo also lists the constants, which a batch carries as they are).
+    val readAs =
+      if (bound.coerceTo.isEmpty) Nil
+      else bound.coerceTo.take(c.types.size) ++ bound.coerceTo.drop(c.types.size + c.constants.size)
 
+    def batch(b: Batch): Batch = b.copy(readAs = readAs, constants = c.constants, constantsAt = c.types.size)
     def batches(rnd: Random, groups: Int, count: Int): Seq[Batch] =
-      Seq.fill(count)(Batch.random(c.types, groups, rnd, c.gen.map(_._2)).copy(readAs = readAs))
+      Seq.fill(count)(batch(Batch.random(c.columnTypes, groups, rnd, c.gen.map(_._2), c.types.size)))
 
     /** The Accumulator fed group g's kept rows, for every group below `groups`. */
     def expected(bs: Seq[Batch], groups: Int): IndexedSeq[Accumulator] = {
@@ -195,7 +225,8 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
           checkStates(s"$name, $groups groups", forStates.state(EmitTo.All), want)
           // Emptied: the next use starts from nothing.
           assert(forValues.evaluate(EmitTo.All).numRows == 0)
-          forValues.updateBatch(Columns.of(0, Array.tabulate(c.types.size)(_ => new ObjectColumn(Array()))),
+          forValues.updateBatch(
+            Columns.of(0, Array.tabulate(c.columnTypes.size + c.constants.size)(_ => new ObjectColumn(Array()))),
             Array(), None, 2)
           checkValues(s"$name, reused", forValues.evaluate(EmitTo.All), Seq.fill(2)(h.accumulate(Nil)))
         }
@@ -296,7 +327,8 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
       }
       val groups = 300
       // Group 0 also gets 20,000 rows, so that its centroids merge (weights above 1).
-      val many = Batch(c.types, Gen.rows(c.types, 20000, rnd).toIndexedSeq, Array.fill(20000)(0), None, readAs)
+      val many =
+        batch(Batch(c.columnTypes, Gen.rows(c.columnTypes, 20000, rnd).toIndexedSeq, Array.fill(20000)(0), None))
       val bs = batches(rnd, groups, 12) :+ many
       for ((name, make) <- implementations) {
         val acc = make()
@@ -657,12 +689,14 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
 }
 
 object GroupsAccumulatorSuite {
-  /** Equal to the bit: doubles by their bits (any NaN equals any NaN; -0.0 is not 0.0), the rest as
-   *  [[Gen.same]] (lists as multisets, binaries by content). */
-  def exact(a: Any, b: Any): Boolean = (a, b) match {
+  /** Equal to the bit: doubles by their bits (any NaN equals any NaN; -0.0 is not 0.0), lists element
+   *  by element in order, the rest as [[Gen.same]] (binaries by content). */
+  def exact(a: Any, b: Any): Boolean = (norm(a), norm(b)) match {
     case (x: Double, y: Double) => java.lang.Double.doubleToLongBits(x) == java.lang.Double.doubleToLongBits(y)
     case (x: Float, y: Float) => java.lang.Float.floatToIntBits(x) == java.lang.Float.floatToIntBits(y)
-    case _ => Gen.same(a, b)
+    // Lists in order, element by element (an ordered state's key rows are lists too).
+    case (x: Array[Any], y: Array[Any]) => x.length == y.length && x.indices.forall(i => exact(x(i), y(i)))
+    case (x, y) => Gen.same(x, y)
   }
 
   /** Lists (states of median, array_agg) compared by content whatever their array type. */
@@ -675,14 +709,17 @@ object GroupsAccumulatorSuite {
 
   /** One batch of rows in Spark's internal representation, their group keys and FILTER values; `readAs`
    *  (when given) the types its columns are cast to, as an operator casts arguments to `Bound.coerceTo`. */
+  /** Rows of generated values of `types`; the `constants` are columns of their own after the first
+   *  `constantsAt` (the function's arguments, before its WITHIN GROUP keys), as the operator passes them. */
   final case class Batch(types: Seq[DataType], rows: IndexedSeq[Seq[Any]], keys: Array[Int],
-      filter: Option[IndexedSeq[Any]], readAs: Seq[DataType] = Nil) {
+      filter: Option[IndexedSeq[Any]], readAs: Seq[DataType] = Nil, constants: Seq[Literal] = Nil,
+      constantsAt: Int = 0) {
     def kept(i: Int): Boolean = filter.forall(_(i) == true)
 
     /** The rows whose key is at least n, keyed from 0 (what is left after EmitTo.First(n)). */
     def onlyKeysFrom(n: Int): Batch = {
       val keep = keys.indices.filter(keys(_) >= n)
-      Batch(types, keep.map(rows), keep.map(keys(_) - n).toArray, filter.map(f => keep.map(f)), readAs)
+      copy(rows = keep.map(rows), keys = keep.map(keys(_) - n).toArray, filter = filter.map(f => keep.map(f)))
     }
 
     /** The batch as columns: primitive columns or boxed ones, chosen at random. */
@@ -690,7 +727,10 @@ object GroupsAccumulatorSuite {
       val read = if (readAs.isEmpty) types else readAs
       def cast(v: Any, j: Int): Any =
         if (v == null || read(j) == types(j)) v else Cast(Literal(v, types(j)), read(j), Some("UTC")).eval()
-      Columns.of(rows.size, types.indices.map(j => column(read(j), rows.map(r => cast(r(j), j)), rnd)).toArray)
+      val generated = types.indices.map(j => column(read(j), rows.map(r => cast(r(j), j)), rnd))
+      val fixed = constants.map(c => new ObjectColumn(Array.fill[Any](rows.size)(c.value)))
+      val (arguments, orderKeys) = generated.splitAt(constantsAt)
+      Columns.of(rows.size, (arguments ++ fixed ++ orderKeys).toArray)
     }
 
     def filterColumn(rnd: Random): Option[Column] = filter.map { f =>
@@ -700,7 +740,9 @@ object GroupsAccumulatorSuite {
   }
 
   object Batch {
-    def random(types: Seq[DataType], groups: Int, rnd: Random, gen: Option[(DataType, Random) => Any]): Batch = {
+    /** `arguments`: how many of `types` are the function's arguments, which `gen` makes (the rest are keys). */
+    def random(types: Seq[DataType], groups: Int, rnd: Random, gen: Option[(DataType, Random) => Any],
+        arguments: Int): Batch = {
       val n = rnd.nextInt(5) match {
         case 0 => 0
         case 1 => 1 + rnd.nextInt(3)
@@ -708,9 +750,10 @@ object GroupsAccumulatorSuite {
       }
       // Half the batches have no NULLs and half no filter, so that every NullState loop runs.
       val nulls = rnd.nextBoolean()
-      def value(t: DataType): Any =
-        if (nulls && rnd.nextInt(6) == 0) null else gen.fold(Gen.value(t, rnd, finite = false))(_(t, rnd))
-      val rows = IndexedSeq.fill(n)(types.map(value))
+      def value(t: DataType, generated: Boolean): Any =
+        if (nulls && rnd.nextInt(6) == 0) null
+        else gen.filter(_ => generated).fold(Gen.value(t, rnd, finite = false))(_(t, rnd))
+      val rows = IndexedSeq.fill(n)(types.zipWithIndex.map { case (t, j) => value(t, j < arguments) })
       // Skewed keys: a few hot groups and a long tail.
       val keys = Array.fill(n)(if (rnd.nextInt(3) == 0) rnd.nextInt(math.min(groups, 4)) else rnd.nextInt(groups))
       val filter = if (rnd.nextBoolean()) None

@@ -9,18 +9,21 @@ import sparkagg.api._
 import sparkagg.catalyst.{Call, RowValues}
 
 /** Drives one function's accumulators directly, as the Catalyst host does, without a session. Rows hold
- *  values of `types`; `constants` (a percentile, ...) follow them as constant arguments. */
+ *  values of `types`, then of the `WITHIN GROUP` keys' types; `constants` (a percentile, ...) follow the
+ *  values as constant arguments, and the keys follow them. */
 final class Harness(val function: FunctionDef, val types: Seq[DataType], failOnOverflow: Boolean = true,
-    constants: Seq[Literal] = Nil) {
+    constants: Seq[Literal] = Nil, keys: Seq[(DataType, SortKey)] = Nil) {
   val call: Call = Call(
     function,
     function.name,
-    types.map(Arg(_, nullable = true)) ++ constants.map(c =>
-      Arg(c.dataType, nullable = false, constant = Some(c.value))),
+    types.map(Arg(_, nullable = true)) ++
+      constants.map(c => Arg(c.dataType, nullable = false, constant = Some(c.value))) ++
+      keys.map { case (t, k) => Arg(t, nullable = true, sortKey = Some(k)) },
     BindContext(failOnOverflow)
   )
   private val project = call.argumentProjection(
-    types.zipWithIndex.map { case (t, i) => BoundReference(i, t, true) } ++ constants)
+    types.zipWithIndex.map { case (t, i) => BoundReference(i, t, true) } ++ constants ++
+      keys.zipWithIndex.map { case ((t, _), k) => BoundReference(types.size + k, t, true) })
   private val view = new RowValues
 
   def feed(acc: Accumulator, rows: Seq[Seq[Any]], retract: Boolean = false): Accumulator = {

@@ -10,8 +10,8 @@ import sparkagg.api.{Column, Columns, EmitTo, GroupsAccumulator, ListValues}
  * object per group. A subclass keeps the values in arrays of its own, slot by slot, and says how to grow,
  * move and drop them. [[emitSlots]] hands over the emitted groups' slots ordered by group (a stable
  * counting sort: each group's in arrival order), then drops them, moving the rest down and renumbering
- * their groups (EmitTo.First(n): group n becomes group 0). [[ListStatePool]] adds the merge of states
- * that are lists of values.
+ * their groups (EmitTo.First(n): group n becomes group 0). [[OneValuePool]] adds the update of a function
+ * of one argument, [[ListStatePool]] the merge of states that are lists of values.
  */
 abstract class GroupPool {
   /** Makes room for `capacity` slots, keeping the values of the slots in use. */
@@ -26,21 +26,6 @@ abstract class GroupPool {
   private val perGroup = new IntVector
   private var owner = new Array[Int](GroupPool.Initial)
   private var pooled = 0
-
-  /** Group g's next row of an update: row i of the argument `column`. */
-  protected def updateRow(g: Int, column: Column, i: Int): Unit
-
-  /** updateBatch of a function of one argument: each row the filter keeps, in order, to its group. */
-  final def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    resizeGroups(totalGroups)
-    val column = values.column(0)
-    val f = filter.orNull
-    var i = 0
-    while (i < values.numRows) {
-      if (GroupsAccumulator.keep(f, i)) updateRow(groupIndices(i), column, i)
-      i += 1
-    }
-  }
 
   /** Groups 0 until `totalGroups` exist: called before a batch is updated or merged. */
   protected final def resizeGroups(totalGroups: Int): Unit = perGroup.resize(totalGroups)
@@ -97,12 +82,35 @@ abstract class GroupPool {
     pooled = kept
   }
 
+  /** The group of a slot in use. */
+  protected final def groupOf(slot: Int): Int = owner(slot)
+  /** The slots in use: 0 until `slotsInUse`. */
+  protected final def slotsInUse: Int = pooled
+
   /** Bytes of the bookkeeping (the values' arrays are the subclass's to count). */
   protected final def poolSize: Long = perGroup.size + 4L * owner.length
 }
 
-/** A [[GroupPool]] whose state is one list of values per group (array_agg's elements, median's values). */
-abstract class ListStatePool extends GroupPool {
+/** A [[GroupPool]] of a function of one argument (string_agg's delimiter is a constant, not a column). */
+abstract class OneValuePool extends GroupPool {
+  /** Group g's next row of an update: row i of the argument `column`. */
+  protected def updateRow(g: Int, column: Column, i: Int): Unit
+
+  /** Each row the filter keeps, in order, to its group. */
+  final def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resizeGroups(totalGroups)
+    val column = values.column(0)
+    val f = filter.orNull
+    var i = 0
+    while (i < values.numRows) {
+      if (GroupsAccumulator.keep(f, i)) updateRow(groupIndices(i), column, i)
+      i += 1
+    }
+  }
+}
+
+/** A [[OneValuePool]] whose state is one list of values per group (array_agg's elements, median's values). */
+abstract class ListStatePool extends OneValuePool {
   /** Group g's next element of a merged state list of doubles laid end to end (read in place). */
   protected def mergeDouble(g: Int, value: Double, isNull: Boolean): Unit
   /** Group g's next element of any other merged state list: element j of `list`. */

@@ -39,8 +39,16 @@ object ArrayAgg extends FunctionDef {
         val list = ArrayType(t, containsNull = true)
         if (keys.isEmpty) Right(Bound(list, StructType(Seq(StructField(name, list))), () => new ArrayAggAccumulator(t),
             newGroupsAccumulator = Some(() => new ArrayAggGroups(t))))
-        else Right(Bound(list, OrderedValues.stateSchema(name, t, keys), () => new OrderedArrayAggAccumulator(t, keys),
-            stateCheck = OrderedValues.stateCheck(name)))
+        else Right(
+          Bound(
+            list,
+            OrderedValues.stateSchema(name, t, keys),
+            () => new OrderedArrayAggAccumulator(t, keys),
+            newGroupsAccumulator =
+              Some(() => new OrderedValueGroups(t, keys, keyOffset = 1, skipNullValues = false, result = v => v)),
+            stateCheck = OrderedValues.stateCheck(
+              name)
+          ))
       case _ => Left("expects exactly one argument")
     }
   }

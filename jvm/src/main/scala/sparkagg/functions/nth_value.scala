@@ -2,14 +2,15 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
-import sparkagg.common.{OrderKeys, OrderedValues, SlidingOrderedRows}
+import sparkagg.common.{ObjectColumn, OrderKeys, OrderedValueGroups, OrderedValues, SlidingOrderedRows}
 
 /**
  * nth_value(x, n) [WITHIN GROUP (ORDER BY key [DESC], ...)]: the value of x on the n-th row (1-based)
  * in the order of the keys, or without keys in the order rows were seen; a negative n counts from the
  * end (-1 is the last). NULL values count. NULL on empty input and when n is beyond the rows. n is a
  * constant integer other than 0. Over a sliding frame the frame's rows are kept in key order
- * ([[SlidingNthValueAccumulator]], O(log w) a row). State: array_agg's, the values (and their keys) so far.
+ * ([[SlidingNthValueAccumulator]], O(log w) a row); on the grouped operator every group's values share
+ * array_agg's pool ([[NthValueGroups]]). State: array_agg's, the values (and their keys) so far.
  */
 object NthValue extends FunctionDef {
   val name = "nth_value"
@@ -33,16 +34,20 @@ object NthValue extends FunctionDef {
           case Some(k: java.lang.Number) if Types.isIntegral(n.dataType) && k.longValue != 0 =>
             val t = x.dataType
             val list = ArrayType(t, containsNull = true)
-            val (state, values) =
-              if (keys.isEmpty) (StructType(Seq(StructField(name, list))), () => new ArrayAggAccumulator(t))
+            val (state, values, groups) =
+              if (keys.isEmpty)
+                (StructType(Seq(StructField(name, list))), () => new ArrayAggAccumulator(t),
+                  () => new ArrayAggGroups(t))
               else
-                (OrderedValues.stateSchema(name, t, keys), () => new OrderedArrayAggAccumulator(t, keys, keyOffset = 2))
+                (OrderedValues.stateSchema(name, t, keys), () => new OrderedArrayAggAccumulator(t, keys, keyOffset = 2),
+                  () => new OrderedValueGroups(t, keys, keyOffset = 2, skipNullValues = false, result = v => v))
             Right(
               Bound(
                 t,
                 state,
                 () => new NthValueAccumulator(values(), k.longValue),
                 newSlidingAccumulator = Some(() => new SlidingNthValueAccumulator(t, keys, k.longValue)),
+                newGroupsAccumulator = Some(() => new NthValueGroups(groups(), t, k.longValue)),
                 stateCheck = if (keys.isEmpty) StateCheck.AcceptAll else OrderedValues.stateCheck(name)
               ))
           case _ =>
@@ -83,4 +88,33 @@ final class SlidingNthValueAccumulator(valueType: DataType, keys: OrderKeys, n: 
   def state(): Array[Any] = rows.state()
   def evaluate(): Any = NthPosition.index(n, rows.size).map(rows.valueAt).orNull
   def size: Long = rows.sizeInBytes
+}
+
+/** nth_value for every group: array_agg's grouped accumulator (ordered or not) `lists` holds the values in
+ *  order, and the n-th of each group's list is picked when read, as [[NthValueAccumulator]] picks it. */
+private[sparkagg] final class NthValueGroups(lists: GroupsAccumulator, valueType: DataType, n: Long)
+  extends GroupsAccumulator {
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
+    lists.updateBatch(values, groupIndices, filter, totalGroups)
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
+    lists.mergeBatch(states, groupIndices, filter, totalGroups)
+
+  def evaluate(emit: EmitTo): Column = {
+    val all = lists.evaluate(emit)
+    new ObjectColumn(
+      Array.tabulate[Any](all.numRows) { g =>
+        if (all.isNullAt(g)) null
+        else {
+          val list = all.getList(g)
+          NthPosition.index(
+            n, list.numElements).map(_.toInt).filter(!list.isNullAt(_)).map(list.copy(_, valueType)).orNull
+        }
+      })
+  }
+
+  def state(emit: EmitTo): Array[Column] = lists.state(emit)
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
+    lists.convertToState(values, filter)
+  override def supportsConvertToState: Boolean = lists.supportsConvertToState
+  def size: Long = lists.size
 }

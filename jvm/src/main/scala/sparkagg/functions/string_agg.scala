@@ -6,7 +6,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
-import sparkagg.common.{GroupColumns, GroupPool, ObjectColumn, OrderKeys, OrderedValues}
+import sparkagg.common.{GroupColumns, GroupPool, ObjectColumn, OneValuePool, OrderKeys, OrderedValueGroups, OrderedValues}
 
 /**
  * string_agg(x, delimiter) [WITHIN GROUP (ORDER BY key [DESC], ...)]: the non-NULL strings of x joined
@@ -52,8 +52,11 @@ object StringAgg extends FunctionDef {
                 Bound(
                   StringType,
                   OrderedValues.stateSchema(name, StringType, keys),
-                  () => new OrderedStringAggAccumulator(delimiter.getBytes, keys),
+                  () => new OrderedStringAggAccumulator(delimiter, keys),
                   coerceTo = coerce,
+                  newGroupsAccumulator = Some(() =>
+                    new OrderedValueGroups(StringType, keys, keyOffset = 2, skipNullValues = true,
+                      result = OrderedStringAggAccumulator.join(delimiter, _))),
                   stateCheck = OrderedValues.stateCheck(
                     name)
                 ))
@@ -85,15 +88,19 @@ final class StringAggAccumulator(delimiter: Array[Byte]) extends Accumulator {
 }
 
 /** string_agg with WITHIN GROUP: the strings kept with their keys, joined in key order when read. */
-final class OrderedStringAggAccumulator(delimiter: Array[Byte], keys: OrderKeys) extends Accumulator {
+final class OrderedStringAggAccumulator(delimiter: UTF8String, keys: OrderKeys) extends Accumulator {
   private val values = new OrderedValues(StringType, keys)
   def update(args: Values): Unit = if (!args.isNullAt(0)) values.add(args, 0, 2)
   def merge(state: Values): Unit = values.merge(state, 0)
   def state(): Array[Any] = values.state()
-  def evaluate(): Any =
-    if (values.isEmpty) null
-    else UTF8String.concatWs(UTF8String.fromBytes(delimiter), values.sortedValues.map(_.asInstanceOf[UTF8String]): _*)
+  def evaluate(): Any = if (values.isEmpty) null else OrderedStringAggAccumulator.join(delimiter, values.sortedValues)
   def size: Long = values.size
+}
+
+object OrderedStringAggAccumulator {
+  /** The strings, in the order given, joined by the delimiter. */
+  def join(delimiter: UTF8String, strings: Array[Any]): UTF8String =
+    UTF8String.concatWs(delimiter, strings.map(_.asInstanceOf[UTF8String]): _*)
 }
 
 /**
@@ -102,7 +109,7 @@ final class OrderedStringAggAccumulator(delimiter: Array[Byte], keys: OrderKeys)
  * no object per group or per string. A merged state (the joined string of a partition) is one more piece,
  * as in the row accumulator. Emitting joins each group's pieces, in arrival order, with the delimiter.
  */
-private[sparkagg] final class StringAggGroups(delimiter: Array[Byte]) extends GroupPool with GroupsAccumulator {
+private[sparkagg] final class StringAggGroups(delimiter: Array[Byte]) extends OneValuePool with GroupsAccumulator {
   private var bytes = new Array[Byte](16 * GroupPool.Initial)
   private var used = 0
   private var starts = new Array[Int](GroupPool.Initial)
