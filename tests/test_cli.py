@@ -162,6 +162,5 @@ def test_functions_lists_the_catalogue(spark):
     assert n >= 37 and text.count("retract: ") == n
     lines = text.splitlines()
     avg = lines.index(next(line for line in lines if line.startswith("df_avg(")))
-    assert lines[avg + 1].strip() == ("aliases: df_mean; retract: yes; grouped path: native for (double), (bigint), "
-                                      "(int), (decimal(10,2)); adapter for (decimal(30,5)); WITHIN GROUP: no")
+    assert lines[avg + 1].strip() == "aliases: df_mean; retract: yes; grouped path: native; WITHIN GROUP: no"
     assert any(line.startswith("df_max(") for line in lines) and "retract: sliding variant" in text

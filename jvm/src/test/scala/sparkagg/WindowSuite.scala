@@ -148,6 +148,20 @@ class WindowSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelp
     assert(shrunk(1).getDouble(1).isNaN, shrunk(1))
   }
 
+  test("a decimal sum that overflows in one frame, ANSI off: NULL there, and the next frame's sum again") {
+    val big = "9" + "0" * 37 // 9e37: two of them need 39 digits, over decimal(38, 0)'s 38
+    val sql = "SELECT o, df_sum(x) OVER (ORDER BY o ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM VALUES " +
+      s"(1, CAST($big AS DECIMAL(38, 0))), (2, $big), (3, 1), (4, 1) AS t(o, x) ORDER BY o"
+    spark.conf.set("spark.sql.ansi.enabled", "false")
+    try {
+      val (ours, recomputed, used) = both(sql)
+      assert(used)
+      assertSame(ours, recomputed)
+      assert(ours.map(r => Option(r.getDecimal(1)).map(_.toPlainString).orNull) ==
+        Seq(big, null, big.dropRight(1) + "1", "2"))
+    } finally spark.conf.unset("spark.sql.ansi.enabled")
+  }
+
   test("DISTINCT of functions that cannot retract: the frame rebuilt when a value leaves, as Spark recomputes") {
     val frame = "ROWS BETWEEN 6 PRECEDING AND 2 FOLLOWING"
     val calls = Seq("df_bit_and(DISTINCT i % 64)", "df_min(DISTINCT s)", "df_median(DISTINCT i % 7)",

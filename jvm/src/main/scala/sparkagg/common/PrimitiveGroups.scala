@@ -30,13 +30,6 @@ private[sparkagg] object GroupLongSums {
     hi(g) += (v >> 63) + (if (java.lang.Long.compareUnsigned(r, l) < 0) 1L else 0L)
     lo(g) = r
   }
-  /** Adds the 128-bit value (vHi, vLo). */
-  @inline def add128(lo: Array[Long], hi: Array[Long], g: Int, vLo: Long, vHi: Long): Unit = {
-    val l = lo(g)
-    val r = l + vLo
-    hi(g) += vHi + (if (java.lang.Long.compareUnsigned(r, l) < 0) 1L else 0L)
-    lo(g) = r
-  }
   @inline def fitsLong(lo: Array[Long], hi: Array[Long], g: Int): Boolean = hi(g) == (lo(g) >> 63)
 }
 

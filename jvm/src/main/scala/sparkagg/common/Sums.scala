@@ -129,10 +129,10 @@ final class DecimalSumCount(in: DecimalType, sumType: DecimalType, failOnOverflo
     }
   }
 
-  /** A result that does not fit `what`: Spark's error in ANSI mode, else NULL, now and from now on. */
+  /** A result that does not fit `what`: Spark's error in ANSI mode, else NULL. Only this result: the exact
+   *  sum stays, so a sliding frame whose sum fits again (the large rows left) reads it again. */
   def overflow(what: DecimalType): Null = {
     if (failOnOverflow) Overflow.raise(s"${what.simpleString} $function")
-    overflowed = true
     null
   }
 
@@ -148,35 +148,53 @@ final class DecimalSumCount(in: DecimalType, sumType: DecimalType, failOnOverflo
 }
 
 /**
- * [[DecimalSumCount]] for every group, over decimals of at most 18 digits (an unscaled Long each): exact
- * 128-bit unscaled sums (a merged state's sum has at most 28 digits, so no count of rows or states that fits
- * in memory leaves 128 bits), counts, and a bit for the groups that merged an overflowed state. Whether a
- * sum fits `sumType` is decided when it is read, as the row accumulator does. Sum and avg differ only in
- * what they evaluate and where the two fields sit in their states.
+ * [[DecimalSumCount]] for every group: exact unscaled sums in 192 bits (three longs; a value or a merged
+ * state's sum has at most 38 digits, under 2^127, so no count of rows or states that fits in memory leaves
+ * 192 bits), counts, and a bit for the groups that merged an overflowed state. A value of at most 18
+ * digits is read as its unscaled Long, a wider one through its BigInteger. Whether a sum fits `sumType`
+ * is decided when it is read, as the row accumulator does. Sum and avg differ only in what they evaluate
+ * and where the two fields sit in their states.
  */
 private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType: DecimalType, failOnOverflow: Boolean,
     function: String, countFirst: Boolean)
   extends GroupsAccumulator {
-  require(in.precision <= Decimal.MAX_LONG_DIGITS, s"$function: decimal(${in.precision}) needs the adapter")
-  private val sums = new GroupLongSums
+  private val (lo, mid, hi) = (new LongVector, new LongVector, new LongVector)
   private val counts = new LongVector
   private val overflowed = new BitVector
   private val (sumField, countField) = if (countFirst) (1, 0) else (0, 1)
+  private val narrow = in.precision <= Decimal.MAX_LONG_DIGITS
 
   private def resize(totalGroups: Int): Unit = {
-    sums.resize(totalGroups); counts.resize(totalGroups); overflowed.resize(totalGroups)
+    Seq(lo, mid, hi, counts).foreach(_.resize(totalGroups)); overflowed.resize(totalGroups)
   }
+
+  /** Adds the 128-bit two's complement value (vMid, vLo) to group g's sum. */
+  @inline private def add(g: Int, vLo: Long, vMid: Long): Unit = {
+    val (l, m) = (lo.array, mid.array)
+    val low = l(g) + vLo
+    val carry = if (java.lang.Long.compareUnsigned(low, l(g)) < 0) 1L else 0L
+    val middle = m(g) + vMid
+    val middleCarry = if (java.lang.Long.compareUnsigned(middle, m(g)) < 0) 1L else 0L
+    val carried = middle + carry
+    hi.array(g) += (vMid >> 63) + middleCarry + (if (java.lang.Long.compareUnsigned(carried, middle) < 0) 1L else 0L)
+    l(g) = low
+    m(g) = carried
+  }
+
+  private def add(g: Int, u: BigInteger): Unit = add(g, u.longValue, u.shiftRight(64).longValue)
 
   def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
     resize(totalGroups)
-    val (lo, hi, c) = (sums.low, sums.high, counts.array)
+    val c = counts.array
     val column = values.column(0)
     val f = filter.orNull
     var i = 0
     while (i < values.numRows) {
       if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
         val g = groupIndices(i)
-        GroupLongSums.add(lo, hi, g, column.getDecimal(i, in.precision, in.scale).toUnscaledLong)
+        val d = column.getDecimal(i, in.precision, in.scale)
+        if (narrow) { val u = d.toUnscaledLong; add(g, u, u >> 63) }
+        else add(g, d.toJavaBigDecimal.setScale(in.scale).unscaledValue)
         c(g) += 1
       }
       i += 1
@@ -185,7 +203,7 @@ private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType:
 
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
     resize(totalGroups)
-    val (lo, hi, c) = (sums.low, sums.high, counts.array)
+    val c = counts.array
     val (sum, count) = (states.column(sumField), states.column(countField))
     val f = filter.orNull
     var i = 0
@@ -194,10 +212,7 @@ private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType:
       if (GroupsAccumulator.keep(f, i) && n > 0) {
         val g = groupIndices(i)
         if (sum.isNullAt(i)) overflowed.set(g)
-        else {
-          val u = sum.getDecimal(i, sumType.precision, sumType.scale).toJavaBigDecimal.unscaledValue
-          GroupLongSums.add128(lo, hi, g, u.longValue, u.shiftRight(64).longValue)
-        }
+        else add(g, sum.getDecimal(i, sumType.precision, sumType.scale).toJavaBigDecimal.unscaledValue)
         c(g) += n
       }
       i += 1
@@ -206,7 +221,7 @@ private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType:
 
   /** The emitted groups' exact unscaled sums (null: none, or overflowed), their counts and checked sums. */
   protected final def emitted(emit: EmitTo): (Array[BigInteger], Array[Long], Array[Any]) = {
-    val (lo, hi) = sums.emit(emit)
+    val (l, m, h) = (lo.emit(emit), mid.emit(emit), hi.emit(emit))
     val c = counts.emit(emit)
     val over = overflowed.emit(emit)
     val unscaled = new Array[BigInteger](c.length)
@@ -214,8 +229,9 @@ private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType:
     var g = 0
     while (g < c.length) {
       if (c(g) != 0 && (over(g >> 6) & (1L << g)) == 0) {
-        val u = if (hi(g) == (lo(g) >> 63)) BigInteger.valueOf(lo(g))
-        else BigInteger.valueOf(hi(g)).shiftLeft(64).add(BigInteger.valueOf(lo(g)).and(DecimalSumCountGroups.Low64))
+        val u =
+          if (h(g) == (l(g) >> 63) && m(g) == (l(g) >> 63)) BigInteger.valueOf(l(g))
+          else BigInteger.valueOf(h(g)).shiftLeft(128).add(unsigned(m(g)).shiftLeft(64)).add(unsigned(l(g)))
         val d = DecimalSum.fit(u, sumType.scale, sumType.precision)
         if (d != null) { unscaled(g) = u; checked(g) = d }
         else overflow(sumType)
@@ -243,7 +259,9 @@ private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType:
     GroupsAccumulator.statesOfRows(fresh(), values, filter)
   override def supportsConvertToState: Boolean = true
 
-  def size: Long = sums.size + counts.size + overflowed.size
+  private def unsigned(limb: Long): BigInteger = BigInteger.valueOf(limb).and(DecimalSumCountGroups.Low64)
+
+  def size: Long = lo.size + mid.size + hi.size + counts.size + overflowed.size
 }
 
 private object DecimalSumCountGroups {

@@ -39,10 +39,7 @@ object Avg extends FunctionDef {
           out,
           stateOf(sumType),
           () => new DecimalAvgAccumulator(t, sumType, out, ctx.failOnOverflow),
-          newGroupsAccumulator =
-            if (t.precision <= Decimal.MAX_LONG_DIGITS)
-              Some(() => new DecimalAvgGroups(t, sumType, out, ctx.failOnOverflow))
-            else None,
+          newGroupsAccumulator = Some(() => new DecimalAvgGroups(t, sumType, out, ctx.failOnOverflow)),
           stateCheck = countCheck
         ))
     case Seq(t) if Types.isNumeric(t) || Types.isUntypedNull(t) =>
@@ -105,7 +102,7 @@ object DecimalAvgAccumulator {
   }
 }
 
-/** Decimal avg of at most 18 digits for every group ([[DecimalAvgAccumulator]]'s semantics). */
+/** Decimal avg for every group ([[DecimalAvgAccumulator]]'s semantics). */
 private[sparkagg] final class DecimalAvgGroups(in: DecimalType, sumType: DecimalType, out: DecimalType,
     failOnOverflow: Boolean)
   extends DecimalSumCountGroups(in, sumType, failOnOverflow, "avg", countFirst = true) {

@@ -45,7 +45,7 @@ object Median extends FunctionDef {
             },
           coerceTo = Seq(read),
           newGroupsAccumulator = read match {
-            case _: DecimalType => None
+            case d: DecimalType => Some(() => new DecimalMedianGroups(d))
             case _ =>
               val kind = ValueKind.of(read).asInstanceOf[ValueKind.DoubleLike]
               Some(() => new SortedValueGroups(kind, MedianAccumulator.middle))
@@ -232,6 +232,47 @@ final class DecimalMedianAccumulator(t: DecimalType) extends Accumulator {
       if (n % 2 == 1) a(n / 2) else DecimalMedianAccumulator.midpoint(t, a(n / 2 - 1), a(n / 2))
     }
   def size: Long = 48 + 64L * values.length
+}
+
+/**
+ * median of decimals for every group ([[DecimalMedianAccumulator]]'s semantics, states included): the
+ * non-NULL values kept in array_agg's pool ([[ArrayAggGroups]], arrival order, no object per group); each
+ * group's sorted copy gives its median when emitted.
+ */
+private[sparkagg] final class DecimalMedianGroups(t: DecimalType) extends GroupsAccumulator {
+  private val lists = new ArrayAggGroups(t)
+
+  /** The filter that also leaves out rows whose value is NULL, which median skips and array_agg keeps. */
+  private def nonNull(values: Columns, filter: Option[Column]): Option[Column] = {
+    val (c, f) = (values.column(0), filter.orNull)
+    val n = values.numRows
+    Some(new BooleanColumn(Array.tabulate(n)(i => GroupsAccumulator.keep(f, i) && !c.isNullAt(i)), null, n))
+  }
+
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
+    lists.updateBatch(values, groupIndices, nonNull(values, filter), totalGroups)
+  // A state's list holds no NULL (StateCheck.noNullElements).
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
+    lists.mergeBatch(states, groupIndices, filter, totalGroups)
+
+  def evaluate(emit: EmitTo): Column = {
+    val all = lists.evaluate(emit)
+    new ObjectColumn(
+      Array.tabulate[Any](all.numRows) { g =>
+        if (all.isNullAt(g)) null
+        else {
+          val a = all.get(g, ArrayType(t)).asInstanceOf[Array[Any]].map(_.asInstanceOf[Decimal]).sorted
+          val n = a.length
+          if (n % 2 == 1) a(n / 2) else DecimalMedianAccumulator.midpoint(t, a(n / 2 - 1), a(n / 2))
+        }
+      })
+  }
+
+  def state(emit: EmitTo): Array[Column] = lists.state(emit)
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
+    lists.convertToState(values, nonNull(values, filter))
+  override def supportsConvertToState: Boolean = true
+  def size: Long = lists.size
 }
 
 object DecimalMedianAccumulator {

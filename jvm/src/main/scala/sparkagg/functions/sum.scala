@@ -60,9 +60,7 @@ object Sum extends FunctionDef {
           out,
           stateOf(out),
           () => new DecimalSumAccumulator(t, out, ctx.failOnOverflow),
-          newGroupsAccumulator =
-            if (t.precision <= Decimal.MAX_LONG_DIGITS) Some(() => new DecimalSumGroups(t, out, ctx.failOnOverflow))
-            else None,
+          newGroupsAccumulator = Some(() => new DecimalSumGroups(t, out, ctx.failOnOverflow)),
           stateCheck = countCheck
         ))
     case _ => Left(s"expects one argument of type ${Types.Numeric}")
@@ -213,7 +211,7 @@ final class DoubleSumGroups extends DoubleSumCountGroups(countFirst = false) {
   }
 }
 
-/** Decimal sum of at most 18 digits for every group ([[DecimalSumAccumulator]]'s semantics). */
+/** Decimal sum for every group ([[DecimalSumAccumulator]]'s semantics). */
 private[sparkagg] final class DecimalSumGroups(in: DecimalType, out: DecimalType, failOnOverflow: Boolean)
   extends DecimalSumCountGroups(in, out, failOnOverflow, "sum", countFirst = false) {
   def evaluate(emit: EmitTo): Column = new ObjectColumn(emitted(emit)._3)
