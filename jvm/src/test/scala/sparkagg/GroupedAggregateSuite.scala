@@ -4,7 +4,7 @@ import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.exec.{GroupedAggregateExec, GroupedAggregateStrategy, GroupedMode}
-import sparkagg.testing.{EveryFunction, SparkFeatures, Sweep}
+import sparkagg.testing.{EveryFunction, MyAvg, SparkFeatures, Sweep}
 
 /**
  * The grouped operator (exec/) against the TypedImperativeAggregate path it replaces: every function,
@@ -97,6 +97,8 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
 
   test("planned only when every function is sparkagg's, called plainly") {
     def planned(sql: String) = { val df = spark.sql(sql); df.collect(); groupedNodes(df).size }
+    SparkAgg.registerFunction(spark, "my_avg", MyAvg)
+    assert(planned("SELECT k, df_sum(l), my_avg(d) FROM t GROUP BY k") == 2, "the adapter runs it")
     assert(planned("SELECT k, df_avg(d), df_count(*) FROM t GROUP BY k") == 2)
     assert(planned("SELECT k, df_avg(d), avg(d) FROM t GROUP BY k") == 2, "Spark's avg runs as sparkagg's")
     assert(planned("SELECT k, df_avg(d), avg(m) FROM t GROUP BY k") == 0, "a decimal avg stays Spark's")
@@ -107,8 +109,8 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
       assert(planned("SELECT k, df_sum(l), df_var_samp(d), df_bit_or(i) FROM t GROUP BY k") == 2)
       assert(planned("SELECT k, df_sum(l), df_median(d) FROM t GROUP BY k") == 2, "median's accumulator is native")
       assert(planned("SELECT k, df_sum(l), df_mode(d) FROM t GROUP BY k") == 2, "mode's accumulator is native")
-      assert(planned("SELECT k, df_sum(l), df_approx_distinct(l) FROM t GROUP BY k") == 0,
-        "approx_distinct has no native accumulator")
+      assert(planned("SELECT k, df_sum(l), my_avg(d) FROM t GROUP BY k") == 0,
+        "a user's function written as an Accumulator has no native accumulator")
       assert(
         planned("SELECT k, df_sum(CAST(m AS DECIMAL(12,2))), df_avg(CAST(m AS DECIMAL(18,3))) FROM t GROUP BY k") == 2,
         "decimals up to 18 digits are native")

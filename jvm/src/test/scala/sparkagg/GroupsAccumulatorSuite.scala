@@ -123,6 +123,14 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
         Case(NthValue, Seq(DecimalType(10, 2)), constants = Seq(Literal(-2)), keys = Seq(DateType -> asc)),
         Case(Median, Seq(DecimalType(10, 2))),
         Case(Median, Seq(DecimalType(30, 5))),
+        // A group of many distinct values turns dense; most stay sparse.
+        Case(ApproxDistinct, Seq(StringType)),
+        Case(ApproxDistinct, Seq(LongType)),
+        Case(ApproxDistinct, Seq(IntegerType)),
+        Case(ApproxDistinct, Seq(BooleanType)),
+        Case(ApproxDistinct, Seq(DateType)),
+        Case(ApproxDistinct, Seq(BinaryType)),
+        Case(ApproxDistinct, Seq(DecimalType(10, 2))),
         Case(Mode, Seq(ByteType)),
         Case(Mode, Seq(IntegerType)),
         Case(Mode, Seq(LongType), gen = Some(fewValues)),
@@ -155,10 +163,9 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
       )
         .flatMap(types => Seq(Case(MaxBy, types), Case(MinBy, types)))
 
-  // Functions without a native implementation: the adapter against the Accumulator.
-  private val adapterCases: Seq[Case] = Seq(
-    Case(ApproxDistinct, Seq(StringType))
-  )
+  // Every catalogue function has a native implementation; a user's own Accumulator (testing.MyAvg) has not,
+  // and runs through the adapter, against the Accumulator.
+  private val adapterCases: Seq[Case] = Seq(Case(sparkagg.testing.MyAvg, Seq(DoubleType)))
 
   test("the functions with a native grouped path offer it; the others fall back to the adapter") {
     for (c <- nativeCases) {
@@ -399,6 +406,20 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   private def doubles(values: Any*): Column = new ObjectColumn(values.toArray)
   private def mask(values: Any*): Option[Column] = Some(new ObjectColumn(values.toArray))
   private def out(c: Column, t: DataType): Seq[Any] = (0 until c.numRows).map(c.get(_, t))
+
+  test("hand-worked: approx_distinct keeps a group of few values in bytes, not 16 KB, and turns dense past 2048") {
+    val acc = AccumulatorGroups.of(bound(ApproxDistinct, LongType))
+    // 1000 groups of 10 distinct values: each a sparse table of 16 slots (the 8 first fill half of 8).
+    acc.updateBatch(Columns(10000, longs((0 until 10000).map(_.toLong): _*)), Array.tabulate(10000)(_ % 1000),
+      None, 1000)
+    assert(acc.size < 1000L * 200, acc.size)
+    val estimates = out(acc.evaluate(EmitTo.All), LongType).map(_.asInstanceOf[Long])
+    assert(estimates.forall(e => math.abs(e - 10) <= 1), estimates.distinct)
+    // One group of 5000 distinct values: dense, 16 KB, estimated within HyperLogLog's error.
+    acc.updateBatch(Columns(5000, longs((0 until 5000).map(_.toLong): _*)), new Array[Int](5000), None, 1)
+    assert(acc.size >= HyperLogLogAccumulator.Registers && acc.size < 2 * HyperLogLogAccumulator.Registers, acc.size)
+    assert(math.abs(out(acc.evaluate(EmitTo.All), LongType).head.asInstanceOf[Long] - 5000) < 150)
+  }
 
   test("hand-worked: sum, count, avg of bigint in three groups, with and without a filter") {
     val values = Columns(5, longs(1, null, 5, 2, null))

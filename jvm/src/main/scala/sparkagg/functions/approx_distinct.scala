@@ -3,7 +3,7 @@ package sparkagg.functions
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import sparkagg.api._
-import sparkagg.common.ValueKind
+import sparkagg.common.{ColumnsRow, LongColumn, ObjectColumn, ObjectVector, ValueKind}
 
 /**
  * approx_distinct(x): the number of distinct non-NULL values, estimated with HyperLogLog at precision
@@ -32,20 +32,39 @@ object ApproxDistinct extends FunctionDef {
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) if Types.isIntegral(t) || t == DateType || t == TimestampType || t == TimestampNTZType =>
-      Right(Bound(LongType, state, () => new HyperLogLogAccumulator(new ValueKind.LongLike(t)), nullable = false,
-          stateCheck = registersCheck))
-    case Seq(BooleanType) =>
-      Right(Bound(LongType, state, () => new HyperLogLogAccumulator(new ValueKind.LongLike(IntegerType)),
-          nullable = false, coerceTo = Seq(IntegerType), stateCheck = registersCheck))
-    case Seq(t @ (_: StringType | BinaryType | _: DecimalType)) =>
-      val text = t.isInstanceOf[DecimalType]
+      val hash = new HllHash(new ValueKind.LongLike(t))
       Right(
         Bound(
           LongType,
           state,
-          () => new HyperLogLogAccumulator(null, isString = t != BinaryType),
+          () => new HyperLogLogAccumulator(hash),
+          nullable = false,
+          newGroupsAccumulator = Some(() => new HyperLogLogGroups(hash)),
+          stateCheck = registersCheck
+        ))
+    case Seq(BooleanType) =>
+      val hash = new HllHash(new ValueKind.LongLike(IntegerType))
+      Right(
+        Bound(
+          LongType,
+          state,
+          () => new HyperLogLogAccumulator(hash),
+          nullable = false,
+          coerceTo = Seq(IntegerType),
+          newGroupsAccumulator = Some(() => new HyperLogLogGroups(hash)),
+          stateCheck = registersCheck
+        ))
+    case Seq(t @ (_: StringType | BinaryType | _: DecimalType)) =>
+      val text = t.isInstanceOf[DecimalType]
+      val hash = new HllHash(null, isString = t != BinaryType)
+      Right(
+        Bound(
+          LongType,
+          state,
+          () => new HyperLogLogAccumulator(hash),
           nullable = false,
           coerceTo = if (text) Seq(StringType) else Nil,
+          newGroupsAccumulator = Some(() => new HyperLogLogGroups(hash)),
           stateCheck = registersCheck
         ))
     case _ => Left("expects one argument of an integer type, date, timestamp, string, binary, decimal or " +
@@ -53,21 +72,13 @@ object ApproxDistinct extends FunctionDef {
   }
 }
 
-/** `integral` reads integer-like values; without it the value's bytes are hashed (a string's UTF-8). */
-final class HyperLogLogAccumulator(integral: ValueKind.LongLike, isString: Boolean = false) extends Accumulator {
-  import HyperLogLogAccumulator._
-  private val registers = new Array[Byte](Registers)
+/** The 64-bit hash of a value: `integral` reads integer-like values; without it the value's bytes are
+ *  hashed (a string's UTF-8). Serializable: bound functions travel with query plans. */
+final class HllHash(integral: ValueKind.LongLike, isString: Boolean = false) extends Serializable {
+  import HyperLogLogAccumulator.mix
 
-  private def add(hash: Long): Unit = {
-    val index = (hash & (Registers - 1)).toInt
-    val rest = hash >>> Precision
-    val rank = (if (rest == 0) Q + 1 else java.lang.Long.numberOfTrailingZeros(rest) + 1).toByte
-    if (rank > registers(index)) registers(index) = rank
-  }
-
-  def update(args: Values): Unit = if (!args.isNullAt(0)) {
-    add(if (integral != null) mix(integral.readLong(args, 0)) else mix(fnv(args)))
-  }
+  /** The hash of value 0 of `args`, not NULL. */
+  def of(args: Values): Long = if (integral != null) mix(integral.readLong(args, 0)) else mix(fnv(args))
 
   // A string is hashed where it lies (no copy per row); binary values arrive as arrays anyway.
   private def fnv(args: Values): Long =
@@ -85,6 +96,18 @@ final class HyperLogLogAccumulator(integral: ValueKind.LongLike, isString: Boole
     while (i < length) { h = (h ^ (Platform.getByte(base, offset + i) & 0xff)) * 0x100000001b3L; i += 1 }
     h
   }
+}
+
+final class HyperLogLogAccumulator(hash: HllHash) extends Accumulator {
+  import HyperLogLogAccumulator._
+  private val registers = new Array[Byte](Registers)
+
+  private def add(h: Long): Unit = {
+    val (index, r) = (indexOf(h), rankOf(h))
+    if (r > registers(index)) registers(index) = r
+  }
+
+  def update(args: Values): Unit = if (!args.isNullAt(0)) add(hash.of(args))
 
   def merge(state: Values): Unit = {
     val other = state.getBinary(0)
@@ -97,12 +120,7 @@ final class HyperLogLogAccumulator(integral: ValueKind.LongLike, isString: Boole
   def evaluate(): Any = {
     val histogram = new Array[Int](Q + 2)
     registers.foreach(r => histogram(r) += 1)
-    val m = Registers.toDouble
-    var z = m * tau(1.0 - histogram(Q + 1) / m)
-    var k = Q
-    while (k >= 1) { z = 0.5 * (z + histogram(k)); k -= 1 }
-    z += m * sigma(histogram(0) / m)
-    math.round(AlphaInfinity * m * m / z)
+    estimate(histogram)
   }
 
   def size: Long = 32 + Registers
@@ -114,6 +132,24 @@ object HyperLogLogAccumulator {
   /** Hash bits left after the register index. */
   val Q: Int = 64 - Precision
   private val AlphaInfinity = 1.0 / (2.0 * math.log(2.0))
+
+  /** The register a hash goes to: its low bits. */
+  @inline def indexOf(hash: Long): Int = (hash & (Registers - 1)).toInt
+  /** The rank a hash sets: one more than the trailing zeros of the bits above the index (Q + 1 if none). */
+  @inline def rankOf(hash: Long): Byte = {
+    val rest = hash >>> Precision
+    (if (rest == 0) Q + 1 else java.lang.Long.numberOfTrailingZeros(rest) + 1).toByte
+  }
+
+  /** Ertl's improved estimate from the histogram of register values (histogram(r): registers holding r). */
+  def estimate(histogram: Array[Int]): Long = {
+    val m = Registers.toDouble
+    var z = m * tau(1.0 - histogram(Q + 1) / m)
+    var k = Q
+    while (k >= 1) { z = 0.5 * (z + histogram(k)); k -= 1 }
+    z += m * sigma(histogram(0) / m)
+    math.round(AlphaInfinity * m * m / z)
+  }
 
   /** SplitMix64's finishing mix: spreads every input bit over the 64 output bits. */
   def mix(v: Long): Long = {
@@ -146,4 +182,159 @@ object HyperLogLogAccumulator {
       while ({ x = math.sqrt(x); previous = z; y *= 0.5; z -= math.pow(1.0 - x, 2) * y; previous != z }) ()
       z / 3.0
     }
+}
+
+/**
+ * approx_distinct for every group ([[HyperLogLogAccumulator]]'s registers, results and states to the bit),
+ * without 16 KB per group: a group starts sparse, its non-zero registers as (index << 8 | rank) in a small
+ * open-addressing table of ints, and turns to the 16384 registers of a dense array once the table would
+ * hold more than a dense array weighs. Most groups of a query with many groups see few distinct values,
+ * and stay a few dozen bytes. The state is the dense registers, as the row accumulator's.
+ */
+private[sparkagg] final class HyperLogLogGroups(hash: HllHash) extends GroupsAccumulator {
+  import HyperLogLogAccumulator._
+  import HyperLogLogGroups._
+
+  private val sketches = new ObjectVector // per group: null (nothing yet), Array[Int] sparse, Array[Byte] dense
+  private var held = 0L
+
+  private def weigh(sketch: Any): Long = sketch match {
+    case null => 0L
+    case sparse: Array[Int] => 16L + 4L * sparse.length
+    case _ => 16L + Registers
+  }
+
+  /** Group g's register `index` raised to `rank` at least. */
+  private def raise(g: Int, index: Int, rank: Byte): Unit = {
+    val all = sketches.array
+    all(g) match {
+      case dense: Array[Byte] => if (rank > dense(index)) dense(index) = rank
+      case sparse: Array[Int] =>
+        val grown = insert(sparse, index, rank)
+        if (!(grown eq sparse)) { held += weigh(grown) - weigh(sparse); all(g) = grown }
+      case _ =>
+        val fresh = insert(emptySparse, index, rank)
+        held += weigh(fresh)
+        all(g) = fresh
+    }
+  }
+
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    sketches.resize(totalGroups)
+    val row = new ColumnsRow(values)
+    val f = filter.orNull
+    var i = 0
+    while (i < values.numRows) {
+      row.row = i
+      if (GroupsAccumulator.keep(f, i) && !row.isNullAt(0)) {
+        val h = hash.of(row)
+        raise(groupIndices(i), indexOf(h), rankOf(h))
+      }
+      i += 1
+    }
+  }
+
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    sketches.resize(totalGroups)
+    val column = states.column(0)
+    val f = filter.orNull
+    var i = 0
+    while (i < states.numRows) {
+      if (GroupsAccumulator.keep(f, i)) {
+        val registers = column.getBinary(i)
+        val g = groupIndices(i)
+        var index = 0
+        while (index < Registers) {
+          if (registers(index) != 0) raise(g, index, registers(index))
+          index += 1
+        }
+      }
+      i += 1
+    }
+  }
+
+  /** The emitted groups' sketches, no longer held. */
+  private def emitted(emit: EmitTo): Array[Any] = {
+    val out = sketches.emit(emit)
+    out.foreach(s => held -= weigh(s))
+    out
+  }
+
+  def evaluate(emit: EmitTo): Column = {
+    val out = emitted(emit)
+    new LongColumn(out.map(s => estimate(histogram(s))), null, out.length)
+  }
+
+  def state(emit: EmitTo): Array[Column] = Array(new ObjectColumn(emitted(emit).map(s => registersOf(s): Any)))
+
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
+    GroupsAccumulator.statesOfRows(new HyperLogLogGroups(hash), values, filter)
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long = sketches.size + held
+}
+
+private object HyperLogLogGroups {
+  import HyperLogLogAccumulator._
+
+  // A sparse table: `capacity` (a power of 2) slots of (index << 8 | rank), 0 when free, then the number of
+  // slots in use.
+  val InitialSlots = 8
+  /** A sparse table past this many slots (half full, 4 bytes a slot) weighs more than the dense registers. */
+  private val MaxSlots = Registers / 4
+
+  def emptySparse: Array[Int] = new Array[Int](InitialSlots + 1)
+
+  /** The sparse table with register `index` at `rank` at least: the same array, a larger one, or the
+   *  dense registers when a larger one would outweigh them. */
+  def insert(table: Array[Int], index: Int, rank: Byte): AnyRef = {
+    val capacity = table.length - 1
+    var slot = (index * 0x9e3779b9 >>> 16) & (capacity - 1)
+    while (table(slot) != 0 && (table(slot) >>> 8) != index) slot = (slot + 1) & (capacity - 1)
+    if (table(slot) != 0) {
+      if (rank > (table(slot) & 0xff)) table(slot) = index << 8 | rank
+      table
+    } else {
+      table(slot) = index << 8 | rank
+      table(capacity) += 1
+      if (2 * table(capacity) <= capacity) table
+      else if (2 * capacity > MaxSlots) dense(table)
+      else rehash(table, 2 * capacity)
+    }
+  }
+
+  private def foreachEntry(table: Array[Int])(f: Int => Unit): Unit = {
+    var slot = 0
+    while (slot < table.length - 1) { if (table(slot) != 0) f(table(slot)); slot += 1 }
+  }
+
+  private def rehash(table: Array[Int], capacity: Int): Array[Int] = {
+    val out = new Array[Int](capacity + 1)
+    foreachEntry(table)(e => insert(out, e >>> 8, (e & 0xff).toByte))
+    out
+  }
+
+  private def dense(table: Array[Int]): Array[Byte] = {
+    val registers = new Array[Byte](Registers)
+    foreachEntry(table)(e => registers(e >>> 8) = (e & 0xff).toByte)
+    registers
+  }
+
+  def registersOf(sketch: Any): Array[Byte] = sketch match {
+    case dense: Array[Byte] => dense.clone()
+    case sparse: Array[Int] => dense(sparse)
+    case _ => new Array[Byte](Registers)
+  }
+
+  def histogram(sketch: Any): Array[Int] = {
+    val h = new Array[Int](Q + 2)
+    sketch match {
+      case dense: Array[Byte] => dense.foreach(r => h(r) += 1)
+      case sparse: Array[Int] =>
+        foreachEntry(sparse)(e => h(e & 0xff) += 1)
+        h(0) += Registers - sparse(sparse.length - 1)
+      case _ => h(0) = Registers
+    }
+    h
+  }
 }
