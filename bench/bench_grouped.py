@@ -4,8 +4,8 @@ over 5M rows at 1k and 1M groups: df_avg, df_sum, df_var_samp against Spark's co
 var_samp; df_approx_percentile_cont against percentile_approx (p = 0.5), df_array_agg against
 collect_list (through size(...), so the cost is building the lists), df_string_agg against string_agg
 (concat_ws over collect_list on 3.5, which has none; through length(...)), df_min of strings and df_sum of
-decimal(12,2) against Spark's min and sum, and df_avg beside Spark's own count(*) (which now stays on the
-grouped operator) against Spark's avg beside it. The keys of both groupings are
+decimal(12,2) against Spark's min and sum, df_median against median, df_mode of strings against mode, and
+df_avg beside Spark's own count(*) (which now stays on the grouped operator) against Spark's avg beside it. The keys of both groupings are
 dense integers, which the grouped operator looks up in an array; a third grouping, 1M groups of
 scattered 64-bit keys (xxhash64 of the 1M-group key), takes its hash table instead, against Spark's.
 Then, unless --no-spill, a 20M-group aggregation in a separate Spark with 1 GB of driver memory, which
@@ -43,6 +43,8 @@ CALLS = [
     ("df_string_agg", "length(df_string_agg(s, ','))", "string_agg", f"length({STRING_AGG})"),
     ("df_min of strings", "df_min(s)", "min", "min(s)"),
     ("df_sum of decimals", "df_sum(dec)", "sum", "sum(dec)"),
+    ("df_median", "df_median(x)", "median", "median(x)"),
+    ("df_mode of strings", "df_mode(s)", "mode", "mode(s)"),
     ("df_avg + Spark's count(*)", "df_avg(x), count(*)", "avg + count(*)", "avg(x), count(*)"),
 ]
 

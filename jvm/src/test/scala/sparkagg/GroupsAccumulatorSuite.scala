@@ -413,6 +413,12 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     acc.updateBatch(Columns(10000, longs((0 until 10000).map(_.toLong): _*)), Array.tabulate(10000)(_ % 1000),
       None, 1000)
     assert(acc.size < 1000L * 200, acc.size)
+    val copy = AccumulatorGroups.of(bound(ApproxDistinct, LongType))
+    copy.updateBatch(Columns(10000, longs((0 until 10000).map(_.toLong): _*)), Array.tabulate(10000)(_ % 1000),
+      None, 1000)
+    // Packed for the exchange: 3 bytes a non-zero register, not 16 KB a group.
+    val packed = BinaryColumn.of(bound(ApproxDistinct, LongType).packing.get.pack(copy.state(EmitTo.All), 1000))
+    assert(packed.offsets(1000) <= 1000 * 30, packed.offsets(1000))
     val estimates = out(acc.evaluate(EmitTo.All), LongType).map(_.asInstanceOf[Long])
     assert(estimates.forall(e => math.abs(e - 10) <= 1), estimates.distinct)
     // One group of 5000 distinct values: dense, 16 KB, estimated within HyperLogLog's error.

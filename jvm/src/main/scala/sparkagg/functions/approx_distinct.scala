@@ -3,7 +3,7 @@ package sparkagg.functions
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import sparkagg.api._
-import sparkagg.common.{ColumnsRow, LongColumn, ObjectColumn, ObjectVector, ValueKind}
+import sparkagg.common.{BinaryColumn, ColumnsRow, LongColumn, ObjectVector, ValueKind}
 
 /**
  * approx_distinct(x): the number of distinct non-NULL values, estimated with HyperLogLog at precision
@@ -40,6 +40,7 @@ object ApproxDistinct extends FunctionDef {
           () => new HyperLogLogAccumulator(hash),
           nullable = false,
           newGroupsAccumulator = Some(() => new HyperLogLogGroups(hash)),
+          packing = Some(HyperLogLogPacking),
           stateCheck = registersCheck
         ))
     case Seq(BooleanType) =>
@@ -52,6 +53,7 @@ object ApproxDistinct extends FunctionDef {
           nullable = false,
           coerceTo = Seq(IntegerType),
           newGroupsAccumulator = Some(() => new HyperLogLogGroups(hash)),
+          packing = Some(HyperLogLogPacking),
           stateCheck = registersCheck
         ))
     case Seq(t @ (_: StringType | BinaryType | _: DecimalType)) =>
@@ -65,6 +67,7 @@ object ApproxDistinct extends FunctionDef {
           nullable = false,
           coerceTo = if (text) Seq(StringType) else Nil,
           newGroupsAccumulator = Some(() => new HyperLogLogGroups(hash)),
+          packing = Some(HyperLogLogPacking),
           stateCheck = registersCheck
         ))
     case _ => Left("expects one argument of an integer type, date, timestamp, string, binary, decimal or " +
@@ -241,12 +244,16 @@ private[sparkagg] final class HyperLogLogGroups(hash: HllHash) extends GroupsAcc
     var i = 0
     while (i < states.numRows) {
       if (GroupsAccumulator.keep(f, i)) {
-        val registers = column.getBinary(i)
         val g = groupIndices(i)
-        var index = 0
-        while (index < Registers) {
-          if (registers(index) != 0) raise(g, index, registers(index))
-          index += 1
+        column match {
+          case packed: PackedRegisters => packed.foreachRegister(i)((index, rank) => raise(g, index, rank))
+          case _ =>
+            val registers = column.getBinary(i)
+            var index = 0
+            while (index < Registers) {
+              if (registers(index) != 0) raise(g, index, registers(index))
+              index += 1
+            }
         }
       }
       i += 1
@@ -265,7 +272,7 @@ private[sparkagg] final class HyperLogLogGroups(hash: HllHash) extends GroupsAcc
     new LongColumn(out.map(s => estimate(histogram(s))), null, out.length)
   }
 
-  def state(emit: EmitTo): Array[Column] = Array(new ObjectColumn(emitted(emit).map(s => registersOf(s): Any)))
+  def state(emit: EmitTo): Array[Column] = Array(new SketchColumn(emitted(emit)))
 
   override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
     GroupsAccumulator.statesOfRows(new HyperLogLogGroups(hash), values, filter)
@@ -303,7 +310,7 @@ private object HyperLogLogGroups {
     }
   }
 
-  private def foreachEntry(table: Array[Int])(f: Int => Unit): Unit = {
+  def foreachEntry(table: Array[Int])(f: Int => Unit): Unit = {
     var slot = 0
     while (slot < table.length - 1) { if (table(slot) != 0) f(table(slot)); slot += 1 }
   }
@@ -337,4 +344,95 @@ private object HyperLogLogGroups {
     }
     h
   }
+}
+
+/** Emitted sketches as the state column of registers, each group's 16 KB made only when it is read (written
+ *  into a row), not for every group at once; [[HyperLogLogPacking]] reads the sketches themselves. */
+private final class SketchColumn(val sketches: Array[Any]) extends Column {
+  def numRows: Int = sketches.length
+  def hasNulls: Boolean = false
+  def isNullAt(row: Int): Boolean = false
+  override def getBinary(row: Int): Array[Byte] = HyperLogLogGroups.registersOf(sketches(row))
+  def get(row: Int, dataType: DataType): AnyRef = getBinary(row)
+
+  /** f(index, rank) for each non-zero register of row `row`'s sketch. */
+  def foreachRegister(row: Int)(f: (Int, Byte) => Unit): Unit = sketches(row) match {
+    case sparse: Array[Int] => HyperLogLogGroups.foreachEntry(sparse)(e => f(e >>> 8, (e & 0xff).toByte))
+    case dense: Array[Byte] => HyperLogLogPacking.foreachNonZero(dense)(f)
+    case _ => ()
+  }
+}
+
+/**
+ * approx_distinct's state packed for the grouped operator's exchange: a state is 16 KB of registers, most of
+ * them 0 in a group of few values. A packed state lists its non-zero registers, 3 bytes each (the index in
+ * two, the rank), when that is shorter, else the 16,384 registers as they are; 16,384 is no multiple of 3,
+ * so the length tells which.
+ */
+private[sparkagg] object HyperLogLogPacking extends StatePacking {
+  import HyperLogLogAccumulator.Registers
+
+  def foreachNonZero(registers: Array[Byte])(f: (Int, Byte) => Unit): Unit = {
+    var index = 0
+    while (index < Registers) { if (registers(index) != 0) f(index, registers(index)); index += 1 }
+  }
+
+  def pack(states: Array[Column], numRows: Int): Column = {
+    val column = states(0)
+    val out = new java.io.ByteArrayOutputStream(16 * numRows)
+    val offsets = new Array[Int](numRows + 1)
+    val entry = (index: Int, rank: Byte) => { out.write(index >>> 8); out.write(index); out.write(rank) }
+    var r = 0
+    while (r < numRows) {
+      if (column.isNullAt(r)) throw new IllegalStateException("an approx_distinct state has no NULL")
+      column match {
+        case sketches: SketchColumn if sketches.sketches(r).isInstanceOf[Array[Int]] =>
+          sketches.foreachRegister(r)(entry)
+        case _ =>
+          val registers = column.getBinary(r)
+          var set = 0
+          foreachNonZero(registers)((_, _) => set += 1)
+          if (3 * set < Registers) foreachNonZero(registers)(entry) else out.write(registers)
+      }
+      offsets(r + 1) = out.size
+      r += 1
+    }
+    new BinaryColumn(out.toByteArray, offsets, null, numRows)
+  }
+
+  def unpack(packed: Column): Array[Column] = Array(new PackedRegisters(BinaryColumn.of(packed)))
+}
+
+/** Packed approx_distinct states, read in place: a merge takes their registers without 16 KB a row. */
+private final class PackedRegisters(packed: BinaryColumn) extends Column {
+  import HyperLogLogAccumulator.{Q, Registers}
+  def numRows: Int = packed.numRows
+  def hasNulls: Boolean = false
+  def isNullAt(row: Int): Boolean = false
+
+  /** f(index, rank) for each non-zero register of row `row`. */
+  def foreachRegister(row: Int)(f: (Int, Byte) => Unit): Unit = {
+    val (bytes, from, length) = (packed.bytes, packed.start(row), packed.length(row))
+    if (length == Registers)
+      HyperLogLogPacking.foreachNonZero(java.util.Arrays.copyOfRange(bytes, from, from + length))(f)
+    else {
+      // Read back from shuffle files: what no packing made is refused before it is used.
+      if (length % 3 != 0) throw new IllegalStateException(s"a packed approx_distinct state of $length bytes")
+      var at = from
+      while (at < from + length) {
+        val (index, rank) = (((bytes(at) & 0xff) << 8) | (bytes(at + 1) & 0xff), bytes(at + 2))
+        if (index >= Registers || rank < 1 || rank > Q + 1)
+          throw new IllegalStateException(s"a packed approx_distinct state sets register $index to $rank")
+        f(index, rank)
+        at += 3
+      }
+    }
+  }
+
+  override def getBinary(row: Int): Array[Byte] = {
+    val registers = new Array[Byte](Registers)
+    foreachRegister(row)((index, rank) => registers(index) = rank)
+    registers
+  }
+  def get(row: Int, dataType: DataType): AnyRef = getBinary(row)
 }
