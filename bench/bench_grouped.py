@@ -1,20 +1,23 @@
 """sparkagg's grouped operator (exec/: GroupsAccumulators over batches) against Spark's built-ins and against
 sparkagg's own TypedImperativeAggregate path (the same functions with spark.sparkagg.groups.enabled=false),
 over 5M rows at 1k and 1M groups: df_avg, df_sum, df_var_samp against Spark's code-generated avg, sum,
-var_samp; df_approx_percentile_cont against percentile_approx (p = 0.5), df_array_agg against
-collect_list (through size(...), so the cost is building the lists), df_string_agg against string_agg
-(concat_ws over collect_list on 3.5, which has none; through length(...)), df_min of strings and df_sum of
-decimal(12,2) against Spark's min and sum, df_median against median, df_mode of strings against mode, and
-df_avg beside Spark's own count(*) (which now stays on the grouped operator) against Spark's avg beside it. The keys of both groupings are
-dense integers, which the grouped operator looks up in an array; a third grouping, 1M groups of
-scattered 64-bit keys (xxhash64 of the 1M-group key), takes its hash table instead, against Spark's.
-Then, unless --no-spill, a 20M-group aggregation in a separate Spark with 1 GB of driver memory, which
-completes by spilling (its spill metrics are printed). Then the same comparisons again on each Spark of
---also-on (default 3.5, whose aggregation differs: Spark 3.5's built-ins are the anchors there), run by
-that Spark's venv (.venvs/spark-<minor>, `make venvs`) with this checkout's package and JARs. Times and
-ratios measured in this one run.
+var_samp; df_approx_percentile_cont against percentile_approx (p = 0.5), df_array_agg against collect_list
+(through size(...), so the cost is building the lists), df_string_agg against string_agg (concat_ws over
+collect_list on 3.5, which has none; through length(...)), df_min of strings and df_sum of decimal(12,2)
+against Spark's min and sum, df_median against median, df_mode of strings against mode, and df_avg beside
+Spark's own count(*) (which now stays on the grouped operator) against Spark's avg beside it. The keys of both
+groupings are dense integers, which the grouped operator looks up in an array; a third grouping, 1M groups of
+scattered 64-bit keys (xxhash64 of the 1M-group key), takes its hash table instead, against Spark's. Then,
+unless --no-spill, a 20M-group aggregation in a separate Spark with 1 GB of driver memory, which completes by
+spilling (its spill metrics are printed). Then the same comparisons again on each Spark of --also-on (default
+3.5, whose aggregation differs: Spark 3.5's built-ins are the anchors there), run by that Spark's venv
+(.venvs/spark-<minor>, `make venvs`) with this checkout's package and JARs. Times and ratios measured in this
+one run.
 
     .venv/bin/python bench/bench_grouped.py [--rows N] [--repeat R] [--out DIR] [--no-spill] [--also-on 3.5,4.0]
+                                            [--only "df_sum of decimals,df_median"]
+
+--only times just the calls named (their first column below), prints their ratios and records nothing.
 
 The ratios go to bench/results/bench_grouped.json and bench_grouped-spark<minor>.json (bench/plot.py).
 """
@@ -56,7 +59,12 @@ SPILL_GROUPS = 20_000_000
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def main(rows: int, repeat: int, out, spill: bool, also_on: list[str]) -> None:
+def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: list[str]) -> None:
+    if only:
+        unknown = set(only) - {name for name, *_ in CALLS}
+        if unknown:
+            sys.exit(f"bench_grouped: no call named {', '.join(sorted(unknown))}")
+        CALLS[:] = [c for c in CALLS if c[0] in only]
     spark = common.session()
     common.base_table(spark, rows)
     # The base table with a string (up to 6 digits) and a decimal(12,2) column beside x.
@@ -92,7 +100,8 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str]) -> None:
             if (ours, TYPED) in t:
                 print(common.ratio_line(f"{name} / {name} on the {TYPED}, {label}", t[ours], t[(ours, TYPED)]))
                 recorder.add(chart, groups, name, f"{name}, {TYPED}", label, t[ours], t[(ours, TYPED)])
-    recorder.write(spark, out)
+    if not only:
+        recorder.write(spark, out)
     spark.stop()
     if spill:
         spill_run()
@@ -165,5 +174,7 @@ if __name__ == "__main__":
         parser.add_argument("--no-spill", action="store_true", help="leave out the 20M-group spill run")
         parser.add_argument("--also-on", default="3.5",
                             help="other Spark minors to compare on, comma-separated (default 3.5; '' for none)")
+        parser.add_argument("--only", default="", help="the calls to time, comma-separated; records nothing")
         args = parser.parse_args()
-        main(args.rows, args.repeat, args.out, not args.no_spill, [m for m in args.also_on.split(",") if m])
+        main(args.rows, args.repeat, args.out, not args.no_spill, [m for m in args.also_on.split(",") if m],
+             [c for c in args.only.split(",") if c])

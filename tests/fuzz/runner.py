@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 REGRESSIONS = ROOT / "sql" / "fuzz"
 # Each query runs with every setting drawn anew: sparkagg's operators on or off, codegen, AQE, ANSI (the
 # generated data cannot overflow), small batches and an eager convert_to_state on the grouped operator.
-# (spark.sparkagg.groups.adapters is not drawn: every catalogue function is native on the operator.)
 SETTINGS = {
     "spark.sparkagg.groups.enabled": ("true", "false"),
+    "spark.sparkagg.groups.adapters": ("true", "false"),
     "spark.sparkagg.groups.batchSize": ("8192", "3"),
     "spark.sparkagg.groups.skipPartialRows": ("100000", "1"),
     "spark.sparkagg.window.enabled": ("true", "false"),

@@ -21,9 +21,9 @@ class CatalogueSuite extends AnyFunSuite {
     def grouped(name: String) = Catalogue.rows.find(_.name == name).get.grouped
     assert(grouped("count") == "native")
     assert(grouped("percentile_cont") == "native")
-    Seq("mode", "string_agg", "array_agg", "nth_value", "approx_distinct").foreach(n =>
-      assert(grouped(n) == "native", n))
-    assert(Catalogue.rows.forall(_.grouped == "native"), "every function has its native GroupsAccumulator")
+    Seq("string_agg", "array_agg", "nth_value", "approx_distinct").foreach(n => assert(grouped(n) == "native", n))
+    assert(Catalogue.rows.filter(_.grouped != "native").map(_.name) == Seq("mode"),
+      "every function but mode has its native GroupsAccumulator")
     Seq("sum", "avg", "median").foreach(n => assert(grouped(n) == "native", n))
   }
 

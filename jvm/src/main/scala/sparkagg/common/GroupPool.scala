@@ -82,11 +82,6 @@ abstract class GroupPool {
     pooled = kept
   }
 
-  /** The group of a slot in use. */
-  protected final def groupOf(slot: Int): Int = owner(slot)
-  /** The slots in use: 0 until `slotsInUse`. */
-  protected final def slotsInUse: Int = pooled
-
   /** Bytes of the bookkeeping (the values' arrays are the subclass's to count). */
   protected final def poolSize: Long = perGroup.size + 4L * owner.length
 }

@@ -99,8 +99,12 @@ final class DecimalSum(val scale: Int) {
 object DecimalSum {
   /** `unscaled` at `scale` as decimal(precision, scale), or null when it needs more digits. */
   def fit(unscaled: BigInteger, scale: Int, precision: Int): Decimal =
-    if (unscaled.abs.compareTo(BigInteger.TEN.pow(precision)) >= 0) null
+    if (unscaled.abs.compareTo(PowersOf10(precision)) >= 0) null
     else Decimal(new JBigDecimal(unscaled, scale), precision, scale)
+
+  private val PowersOf10 = Array.tabulate(DecimalType.MAX_PRECISION + 1)(BigInteger.TEN.pow)
+  /** 10^p for p up to 18. */
+  def longPowerOf10(p: Int): Long = PowersOf10(p).longValueExact
 }
 
 /**
@@ -219,26 +223,32 @@ private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType:
     }
   }
 
-  /** The emitted groups' exact unscaled sums (null: none, or overflowed), their counts and checked sums. */
-  protected final def emitted(emit: EmitTo): (Array[BigInteger], Array[Long], Array[Any]) = {
+  /** The emitted groups' counts and checked sums (null: none, or overflowed). A sum that fits a long
+   *  becomes its decimal without a BigInteger: at a million groups those were most of the emission. */
+  protected final def emitted(emit: EmitTo): (Array[Long], Array[Any]) = {
     val (l, m, h) = (lo.emit(emit), mid.emit(emit), hi.emit(emit))
     val c = counts.emit(emit)
     val over = overflowed.emit(emit)
-    val unscaled = new Array[BigInteger](c.length)
     val checked = new Array[Any](c.length)
+    val (precision, scale) = (sumType.precision, sumType.scale)
     var g = 0
     while (g < c.length) {
       if (c(g) != 0 && (over(g >> 6) & (1L << g)) == 0) {
-        val u =
-          if (h(g) == (l(g) >> 63) && m(g) == (l(g) >> 63)) BigInteger.valueOf(l(g))
-          else BigInteger.valueOf(h(g)).shiftLeft(128).add(unsigned(m(g)).shiftLeft(64)).add(unsigned(l(g)))
-        val d = DecimalSum.fit(u, sumType.scale, sumType.precision)
-        if (d != null) { unscaled(g) = u; checked(g) = d }
-        else overflow(sumType)
+        val sign = l(g) >> 63
+        val d =
+          if (h(g) == sign && m(g) == sign && l(g) != Long.MinValue &&
+            (precision > Decimal.MAX_LONG_DIGITS || math.abs(l(g)) < DecimalSum.longPowerOf10(precision)))
+            Decimal(l(g), precision, scale)
+          else
+            DecimalSum.fit(
+              BigInteger.valueOf(h(g)).shiftLeft(128).add(unsigned(m(g)).shiftLeft(64)).add(unsigned(l(g))),
+              scale,
+              precision)
+        checked(g) = if (d != null) d else overflow(sumType)
       }
       g += 1
     }
-    (unscaled, c, checked)
+    (c, checked)
   }
 
   /** A result that does not fit `what`: Spark's error in ANSI mode, else NULL. */
@@ -248,7 +258,7 @@ private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType:
   }
 
   def state(emit: EmitTo): Array[Column] = {
-    val (_, c, checked) = emitted(emit)
+    val (c, checked) = emitted(emit)
     val fields = Array[Column](new ObjectColumn(checked), new LongColumn(c, null, c.length))
     if (countFirst) fields.reverse else fields
   }

@@ -23,7 +23,7 @@ import sparkagg.catalyst.{AccumulatorAggregate, Form, SparkAggregates}
  * Settings (read when a query runs):
  *  - `spark.sparkagg.groups.enabled` (default true): false plans every aggregation Spark's way.
  *  - `spark.sparkagg.groups.adapters` (default false): also plan calls without a native GroupsAccumulator
- *    (every catalogue function has one: a user's own function written as an Accumulator), each run as one
+ *    (mode, whose shared table is slower than Spark's path; a user's own function written as an Accumulator), each run as one
  *    Accumulator per group. Off by default: at many groups the garbage collection of one live accumulator
  *    per group costs more than ObjectHashAggregateExec's fallback to sorting (README: Grouped aggregation).
  *  - `spark.sparkagg.groups.batchSize` (default 8192): rows per batch.

@@ -108,12 +108,13 @@ private[sparkagg] final class DecimalAvgGroups(in: DecimalType, sumType: Decimal
   extends DecimalSumCountGroups(in, sumType, failOnOverflow, "avg", countFirst = true) {
   protected def fresh(): DecimalSumCountGroups = new DecimalAvgGroups(in, sumType, out, failOnOverflow)
   def evaluate(emit: EmitTo): Column = {
-    val (unscaled, counts, _) = emitted(emit)
+    val (counts, sums) = emitted(emit)
     new ObjectColumn(
       Array.tabulate[Any](counts.length) { g =>
-        if (unscaled(g) == null) null
+        if (sums(g) == null) null
         else {
-          val d = DecimalAvgAccumulator.mean(unscaled(g), counts(g), in, out)
+          val unscaled = sums(g).asInstanceOf[Decimal].toJavaBigDecimal.unscaledValue
+          val d = DecimalAvgAccumulator.mean(unscaled, counts(g), in, out)
           if (d == null) overflow(out) else d
         }
       })

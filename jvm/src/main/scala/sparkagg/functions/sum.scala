@@ -214,6 +214,6 @@ final class DoubleSumGroups extends DoubleSumCountGroups(countFirst = false) {
 /** Decimal sum for every group ([[DecimalSumAccumulator]]'s semantics). */
 private[sparkagg] final class DecimalSumGroups(in: DecimalType, out: DecimalType, failOnOverflow: Boolean)
   extends DecimalSumCountGroups(in, out, failOnOverflow, "sum", countFirst = false) {
-  def evaluate(emit: EmitTo): Column = new ObjectColumn(emitted(emit)._3)
+  def evaluate(emit: EmitTo): Column = new ObjectColumn(emitted(emit)._2)
   protected def fresh(): DecimalSumCountGroups = new DecimalSumGroups(in, out, failOnOverflow)
 }
