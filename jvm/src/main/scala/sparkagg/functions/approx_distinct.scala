@@ -30,46 +30,25 @@ object ApproxDistinct extends FunctionDef {
   private val state = StructType(Seq(StructField("hll_registers", BinaryType, nullable = false)))
   private val registersCheck = StateCheck.binaryLength("hll_registers", HyperLogLogAccumulator.Registers)
 
+  /** The bound function over values hashed by `hash`, read as `coerceTo`. */
+  private def bound(hash: HllHash, coerceTo: Seq[DataType] = Nil): Either[String, Bound] = Right(
+    Bound(
+      LongType,
+      state,
+      () => new HyperLogLogAccumulator(hash),
+      nullable = false,
+      coerceTo = coerceTo,
+      newGroupsAccumulator = Some(() => new HyperLogLogGroups(hash)),
+      packing = Some(HyperLogLogPacking),
+      stateCheck = registersCheck
+    ))
+
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) if Types.isIntegral(t) || t == DateType || t == TimestampType || t == TimestampNTZType =>
-      val hash = new HllHash(new ValueKind.LongLike(t))
-      Right(
-        Bound(
-          LongType,
-          state,
-          () => new HyperLogLogAccumulator(hash),
-          nullable = false,
-          newGroupsAccumulator = Some(() => new HyperLogLogGroups(hash)),
-          packing = Some(HyperLogLogPacking),
-          stateCheck = registersCheck
-        ))
-    case Seq(BooleanType) =>
-      val hash = new HllHash(new ValueKind.LongLike(IntegerType))
-      Right(
-        Bound(
-          LongType,
-          state,
-          () => new HyperLogLogAccumulator(hash),
-          nullable = false,
-          coerceTo = Seq(IntegerType),
-          newGroupsAccumulator = Some(() => new HyperLogLogGroups(hash)),
-          packing = Some(HyperLogLogPacking),
-          stateCheck = registersCheck
-        ))
+      bound(new HllHash(new ValueKind.LongLike(t)))
+    case Seq(BooleanType) => bound(new HllHash(new ValueKind.LongLike(IntegerType)), Seq(IntegerType))
     case Seq(t @ (_: StringType | BinaryType | _: DecimalType)) =>
-      val text = t.isInstanceOf[DecimalType]
-      val hash = new HllHash(null, isString = t != BinaryType)
-      Right(
-        Bound(
-          LongType,
-          state,
-          () => new HyperLogLogAccumulator(hash),
-          nullable = false,
-          coerceTo = if (text) Seq(StringType) else Nil,
-          newGroupsAccumulator = Some(() => new HyperLogLogGroups(hash)),
-          packing = Some(HyperLogLogPacking),
-          stateCheck = registersCheck
-        ))
+      bound(new HllHash(null, isString = t != BinaryType), if (t.isInstanceOf[DecimalType]) Seq(StringType) else Nil)
     case _ => Left("expects one argument of an integer type, date, timestamp, string, binary, decimal or " +
         "boolean (floats are not supported)")
   }

@@ -227,9 +227,7 @@ final class DecimalMedianAccumulator(t: DecimalType) extends Accumulator {
   def evaluate(): Any =
     if (values.isEmpty) null
     else {
-      val a = values.sorted
-      val n = a.length
-      if (n % 2 == 1) a(n / 2) else DecimalMedianAccumulator.midpoint(t, a(n / 2 - 1), a(n / 2))
+      DecimalMedianAccumulator.middle(t, values.sorted)
     }
   def size: Long = 48 + 64L * values.length
 }
@@ -261,9 +259,8 @@ private[sparkagg] final class DecimalMedianGroups(t: DecimalType) extends Groups
       Array.tabulate[Any](all.numRows) { g =>
         if (all.isNullAt(g)) null
         else {
-          val a = all.get(g, ArrayType(t)).asInstanceOf[Array[Any]].map(_.asInstanceOf[Decimal]).sorted
-          val n = a.length
-          if (n % 2 == 1) a(n / 2) else DecimalMedianAccumulator.midpoint(t, a(n / 2 - 1), a(n / 2))
+          DecimalMedianAccumulator.middle(
+            t, all.get(g, ArrayType(t)).asInstanceOf[Array[Any]].map(_.asInstanceOf[Decimal]).sorted)
         }
       })
   }
@@ -276,6 +273,12 @@ private[sparkagg] final class DecimalMedianGroups(t: DecimalType) extends Groups
 }
 
 object DecimalMedianAccumulator {
+  /** The median of sorted decimals of type `t`, not empty: the middle one, or the two middle ones' midpoint. */
+  def middle(t: DecimalType, a: scala.collection.IndexedSeq[Decimal]): Decimal = {
+    val n = a.length
+    if (n % 2 == 1) a(n / 2) else midpoint(t, a(n / 2 - 1), a(n / 2))
+  }
+
   /** The mean of two decimals of type `t`, truncated toward zero at its scale. */
   def midpoint(t: DecimalType, a: Decimal, b: Decimal): Decimal = Decimal(
     a.toJavaBigDecimal.add(b.toJavaBigDecimal).divide(JBigDecimal.valueOf(2), t.scale, RoundingMode.DOWN),
