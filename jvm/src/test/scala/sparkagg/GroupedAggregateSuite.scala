@@ -103,7 +103,7 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     assert(planned("SELECT k, df_avg(d), avg(d) FROM t GROUP BY k") == 2, "Spark's avg runs as sparkagg's")
     assert(planned("SELECT k, df_avg(d), avg(m) FROM t GROUP BY k") == 0, "a decimal avg stays Spark's")
     assert(planned("SELECT k, df_count(DISTINCT s) FROM t GROUP BY k") == 0)
-    assert(planned("SELECT k, df_avg_state(d) FROM t GROUP BY k") == 0)
+    assert(planned("SELECT k, df_avg_state(d) FROM t GROUP BY k") == 2, "state forms run there too")
     assert(planned("SELECT k, count(*) FROM t GROUP BY k") == 0)
     withConf(GroupedAggregateStrategy.AdaptersConf -> "false") {
       assert(planned("SELECT k, df_sum(l), df_var_samp(d), df_bit_or(i) FROM t GROUP BY k") == 2)
@@ -119,6 +119,66 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
         "wider decimals too, and Spark's sum of them"
       )
     }
+  }
+
+  for (parts <- Seq(1, 3)) {
+    test(s"state forms: every function's _state, _merge_state and _merge agree with Spark's path, $parts partitions") {
+      import EveryFunction.{args, name, within, stateParams => params}
+      // The states of (k, u % 4), under a FILTER.
+      val states = calls.zipWithIndex.map { case (c, i) =>
+        s"df_${name(c)}_state${args(c)}${within(c)} FILTER (WHERE u % 9 <> 0) AS s$i"
+      }
+      spark.table("t").repartition(parts).createOrReplaceTempView("tp")
+      val statesSql = s"SELECT k, u % 4 AS q, ${states.mkString(", ")} FROM tp GROUP BY k, u % 4"
+      val (grouped, typed, nodes) = bothPaths(statesSql + " ORDER BY k, q")
+      assert(nodes.nonEmpty, "the _state forms ran on the grouped operator")
+      val exact = calls.indices.filterNot(i => approximate.contains(calls(i)))
+      // Field by field; lists as multisets (unordered array_agg). States merged in another order differ in
+      // their doubles' last bits, measured against the state's largest field: a central moment near zero
+      // (a symmetric group's third) is all rounding.
+      def sameState(a: Any, b: Any, scale: Double = 0): Boolean = (a, b) match {
+        case (x: Row, y: Row) =>
+          val magnitudes = (x.toSeq ++ y.toSeq).collect { case d: Double if !d.isNaN && !d.isInfinite => math.abs(d) }
+          val largest = (0.0 +: magnitudes).max
+          x.length == y.length && (0 until x.length).forall(i => sameState(x.get(i), y.get(i), largest))
+        case (x: Double, y: Double) =>
+          (x.isNaN && y.isNaN) || x == y || math.abs(x - y) <= 1e-9 * math.max(
+            scale, math.max(math.abs(x), math.abs(y)))
+        case (x: scala.collection.Seq[_], y: scala.collection.Seq[_]) =>
+          x.map(String.valueOf).sorted == y.map(String.valueOf).sorted
+        case _ => Gen.same(comparable(a), comparable(b))
+      }
+      grouped.zip(typed).foreach { case (x, y) =>
+        exact.foreach(i => assert(sameState(x.get(2 + i), y.get(2 + i)), s"${calls(i)}: $x vs $y"))
+      }
+      // Both paths merge the same states, a few of them NULL (passed over).
+      spark.createDataFrame(spark.sparkContext.parallelize(typed, parts), spark.sql(statesSql).schema)
+        .createOrReplaceTempView("states")
+      for (form <- Seq("_merge", "_merge_state")) {
+        val merged = calls.zipWithIndex.map { case (c, i) =>
+          s"df_${name(c)}$form(IF(q = 3 AND k % 5 = 0, NULL, s$i)${params(c)})"
+        }
+        val (g, t, mergeNodes) = bothPaths(s"SELECT k, ${merged.mkString(", ")} FROM states GROUP BY k ORDER BY k")
+        assert(mergeNodes.nonEmpty, s"the $form forms ran on the grouped operator")
+        g.zip(t).foreach { case (x, y) =>
+          exact.foreach(i =>
+            assert(Gen.same(comparable(x.get(1 + i)), comparable(y.get(1 + i))), s"${calls(i)}$form: $x"))
+        }
+      }
+    }
+  }
+
+  test("state forms on the grouped operator refuse a state no accumulator makes, naming the function") {
+    val good = spark.sql("SELECT k, df_count_merge(named_struct('count', 1L)) FROM t GROUP BY k")
+    good.collect()
+    assert(groupedNodes(good).size == 2)
+    val error = intercept[Exception](
+      spark.sql("SELECT k, df_count_merge(named_struct('count', IF(k = 3, NULL, 1L))) FROM t GROUP BY k").collect())
+    assert(
+      Iterator.iterate[Throwable](error)(_.getCause).takeWhile(_ != null).exists(e =>
+        e.getMessage != null && e.getMessage.contains("df_count_merge") && e.getMessage.contains("count")),
+      error
+    )
   }
 
   test("empty input: a global aggregate gives its one row of empty values, a grouped one no rows") {

@@ -168,7 +168,7 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
 
   test("state as data: daily states stored in Parquet, rolled up by month, equal the direct result") {
     val dir = java.nio.file.Files.createTempDirectory("sparkagg-states").toString
-    import EveryFunction.{args, calls, comparable, name}
+    import EveryFunction.{args, calls, comparable, name, stateParams => params}
     // Spark 3.5 cannot parse WITHIN GROUP, which these four take in EveryFunction.
     val rolledUp = Functions.all.map(_.name).toSet --
       (if (SparkFeatures.withinGroup) Nil else Seq("first_value", "last_value", "nth_value", "percentile_cont"))
@@ -181,15 +181,6 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
           .mkString(", ")} FROM days GROUP BY k, day").write.mode("overwrite").parquet(dir)
     spark.read.parquet(dir).createOrReplaceTempView("daily")
     // Months from days, then the whole key from months: rollups of rollups.
-    def params(c: String) = c match {
-      case "string_agg(s, '|')" => ", '|'"
-      case "string_agg(s, ',')" => ", ','"
-      case "percentile_cont(0.3)" => ", 0.3"
-      case "nth_value(l, -2)" => ", -2"
-      case "approx_percentile_cont(d, 0.4)" => ", 0.4"
-      case "approx_percentile_cont_with_weight(d, abs(i) % 3 + 1, 0.6)" => ", 0.6"
-      case _ => ""
-    }
     spark.sql(
       s"SELECT k, day DIV 30 AS month, ${calls.indices.map(i =>
           s"df_${name(calls(i))}_merge_state(s$i${params(calls(i))}) AS s$i")

@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Cast, Expression, GenericInternalRow, UnsafeProjection}
 import org.apache.spark.sql.types.{BinaryType, DataType, DoubleType, LongType, StructField, StructType}
 import sparkagg.api._
-import sparkagg.common.{AccumulatorGroups, StateShapes}
+import sparkagg.common.{AccumulatorGroups, ColumnsRow, StateShapes}
 import sparkagg.compat._
 
 /**
@@ -31,8 +31,22 @@ final case class Call(function: FunctionDef, sqlName: String, args: Seq[Arg], ct
 
   /** Merges a state a user gave (the state forms), refusing one no accumulator could have made. */
   def mergeGiven(acc: Accumulator, state: Values): Unit = {
-    bound.faultOf(state).foreach(fault => throw StateCheck.refuse(sqlName, fault))
+    checkGiven(state)
     acc.merge(state)
+  }
+
+  private def checkGiven(state: Values): Unit =
+    bound.faultOf(state).foreach(fault => throw StateCheck.refuse(sqlName, fault))
+
+  /** Refuses, as [[mergeGiven]], a batch of states a user gave (the rows `filter` passes) of which one
+   *  could not have come from an accumulator: the grouped operator's state forms merge them as a batch. */
+  def checkGiven(states: Columns, filter: Option[Column]): Unit = {
+    val state = new ColumnsRow(states)
+    var r = 0
+    while (r < states.numRows) {
+      if (filter.forall(f => !f.isNullAt(r) && f.getBoolean(r))) { state.row = r; checkGiven(state) }
+      r += 1
+    }
   }
 
   /** An accumulator for sliding frames: the function's sliding variant where it has one. */
@@ -72,6 +86,20 @@ final case class Call(function: FunctionDef, sqlName: String, args: Seq[Arg], ct
       Array.tabulate[Any](state.length)(i => CatalystValues.toCatalyst(state(i), fields(i).dataType)))
   }
 
+  /** Grouped states, a column per state field, as one column of state rows (as [[stateRow]] makes them):
+   *  a `_state` form's result on the grouped operator. */
+  def stateColumn(states: Array[Column], numRows: Int): Column = {
+    val fields = bound.stateSchema.fields
+    new StateRows(
+      numRows,
+      row =>
+        new GenericInternalRow(
+          Array.tabulate[Any](fields.length) { i =>
+            CatalystValues.toCatalyst(states(i).get(row, fields(i).dataType), fields(i).dataType)
+          })
+    )
+  }
+
   /** An accumulator's result as a Catalyst value of the return type. */
   def result(acc: Accumulator): Any = CatalystValues.toCatalyst(acc.evaluate(), bound.returnType)
 }
@@ -109,6 +137,13 @@ object Call {
       s"parameters of ${function.name}); " +
       s"got $sqlName${got.map(_.simpleString).mkString("(", ", ", ")")}"
   }
+}
+
+/** A column of state rows, never NULL (a state of no rows is a state). */
+private final class StateRows(val numRows: Int, rowAt: Int => InternalRow) extends Column {
+  def hasNulls: Boolean = false
+  def isNullAt(row: Int): Boolean = false
+  def get(row: Int, dataType: DataType): AnyRef = rowAt(row)
 }
 
 /** What a host reads and returns: the function itself, or one of its state-as-data forms. */

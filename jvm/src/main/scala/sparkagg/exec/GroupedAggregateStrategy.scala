@@ -12,9 +12,9 @@ import org.apache.spark.sql.internal.SQLConf
 import sparkagg.catalyst.{AccumulatorAggregate, Form, SparkAggregates}
 
 /**
- * Plans an aggregation of sparkagg's functions, each called plainly (no DISTINCT, no state forms) and
- * with a native GroupsAccumulator (unless `adapters`, below), as a Partial [[GroupedAggregateExec]] below
- * a shuffle by the keys and a Final one above it, as Spark plans its own hash aggregation. Spark's own
+ * Plans an aggregation of sparkagg's functions, each without DISTINCT (plainly or in a state form:
+ * `_state`, `_merge`, `_merge_state`) and with a native GroupsAccumulator (unless `adapters`, below),
+ * as a Partial [[GroupedAggregateExec]] below a shuffle by the keys and a Final one above it, as Spark plans its own hash aggregation. Spark's own
  * count, sum, avg, min and max among them run there too, as the sparkagg calls [[SparkAggregates]] names
  * (the plan marks them "Spark's"); an aggregation without any sparkagg function is left alone. Anything
  * else stays with Spark's planner, where sparkagg's functions run as TypedImperativeAggregates in
@@ -83,11 +83,11 @@ object GroupedAggregateStrategy {
     if (sparkaggs && calls.forall(_.exists(runsGrouped(_, adapters)))) Some(calls.flatten) else None
   }
 
-  /** Whether the call runs on the grouped operator: called plainly, and with a native GroupsAccumulator
-   *  for its argument types unless `adapters`. */
+  /** Whether the call runs on the grouped operator: an aggregate without DISTINCT, and with a native
+   *  GroupsAccumulator for its argument types unless `adapters`. */
   private def runsGrouped(a: AggregateExpression, adapters: Boolean): Boolean =
     a.mode == Complete && !a.isDistinct && (a.aggregateFunction match {
-      case f: AccumulatorAggregate => f.form == Form.Plain && (adapters || f.call.hasNativeGroups)
+      case f: AccumulatorAggregate => Form.aggregates.contains(f.form) && (adapters || f.call.hasNativeGroups)
       case _ => false
     })
 

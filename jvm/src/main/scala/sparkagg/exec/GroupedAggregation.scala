@@ -62,7 +62,8 @@ private[exec] final class GroupedAggregation(
   private var sorted = setup.sortedInput
   private var reserved = 0L
   private var rowsRead = 0L
-  private var probed = !partial || !setup.hasKeys ||
+  // Rows passed on as states are arguments turned into states; a state form's input is states already.
+  private var probed = !partial || !setup.hasKeys || setup.statesIn.contains(true) ||
     !accumulators.forall(_.supportsConvertToState) || settings.skipPartialRows < 0
   private var skipping = false
   private var spilled: UnsafeKVExternalSorter = null
@@ -140,14 +141,18 @@ private[exec] final class GroupedAggregation(
     } else Iterator.empty
   }
 
-  /** Updates (Partial) or merges (Final) every function with the batch. */
+  /** Updates (Partial) or merges (Final, and a state form's Partial) every function with the batch. */
   private def feed(columns: Array[Column], n: Int): Unit = {
     val total = groups.numGroups
     for (j <- functions) guard(j) {
       val own = setup.columnsOf(j).map(columns)
       val filter = if (setup.filterOf(j) < 0) None else Some(columns(setup.filterOf(j)))
-      if (partial) accumulators(j).updateBatch(Columns.of(n, own), groupIndices, filter, total)
-      else accumulators(j).mergeBatch(Columns.of(n, setup.calls(j).received(own)), groupIndices, filter, total)
+      if (!partial) accumulators(j).mergeBatch(Columns.of(n, setup.calls(j).received(own)), groupIndices, filter, total)
+      else if (setup.statesIn(j)) {
+        val given = Columns.of(n, own)
+        setup.calls(j).checkGiven(given, filter)
+        accumulators(j).mergeBatch(given, groupIndices, filter, total)
+      } else accumulators(j).updateBatch(Columns.of(n, own), groupIndices, filter, total)
     }
   }
 
@@ -174,7 +179,11 @@ private[exec] final class GroupedAggregation(
     metrics("numGroups") += n
     val columns: Array[Column] =
       if (partial) functions.flatMap(j => setup.calls(j).exchanged(guard(j)(accumulators(j).state(emitTo)), n)).toArray
-      else functions.map(j => guard(j)(accumulators(j).evaluate(emitTo))).toArray
+      else
+        functions.map { j =>
+          if (setup.stateOut(j)) setup.calls(j).stateColumn(guard(j)(accumulators(j).state(emitTo)), n)
+          else guard(j)(accumulators(j).evaluate(emitTo))
+        }.toArray
     val keys = groups.emit(emitTo)
     if (emitTo == EmitTo.All) release()
     rowsOf(keys, n, columns, if (partial) setup.stateTypes.flatten else setup.returnTypes)
@@ -211,8 +220,12 @@ private[exec] final class GroupedAggregation(
   private def catchUp(): Unit = {
     for (j <- functions) {
       val own = setup.columnsOf(j).map(empty)
-      if (partial) accumulators(j).updateBatch(Columns.of(0, own), groupIndices, None, groups.numGroups)
-      else accumulators(j).mergeBatch(Columns.of(0, setup.calls(j).received(own)), groupIndices, None, groups.numGroups)
+      if (partial && !setup.statesIn(j))
+        accumulators(j).updateBatch(Columns.of(0, own), groupIndices, None, groups.numGroups)
+      else {
+        val states = if (partial) own else setup.calls(j).received(own)
+        accumulators(j).mergeBatch(Columns.of(0, states), groupIndices, None, groups.numGroups)
+      }
     }
   }
 

@@ -30,14 +30,22 @@ private[exec] final class GroupedSetup(
   val calls: Seq[Call] = functions.map(_.call)
   /** What each function's partial half hands its final half ([[Call.exchangedFields]]). */
   val stateTypes: Seq[Seq[DataType]] = calls.map(_.exchangedFields.map(_.dataType))
-  val returnTypes: Seq[DataType] = calls.map(_.bound.returnType)
+  /** The state forms: `_merge` and `_merge_state` read states from their rows, `_state` and `_merge_state`
+   *  return the state (a struct of the state schema) instead of the value. */
+  val statesIn: Seq[Boolean] = functions.map(_.form.statesIn)
+  val stateOut: Seq[Boolean] = functions.map(_.form.stateOut)
+  val returnTypes: Seq[DataType] =
+    calls.zip(stateOut).map { case (c, state) => if (state) c.bound.stateSchema else c.bound.returnType }
 
   /** What each function reads from an input row: its (cast) arguments, or its state fields; then its
    *  filter. Plain columns of the right type are read in place, else every value is projected first. */
   private val (valueExpressions, argumentColumns, filterColumns) = {
     val perFunction: Seq[Seq[Expression]] = mode match {
       case GroupedMode.Partial =>
-        functions.map(f => f.call.castArguments(f.children).map(BindReferences.bindReference(_, input)))
+        functions.map { f =>
+          val read = if (f.form.statesIn) stateFields(f) else f.call.castArguments(f.children)
+          read.map(BindReferences.bindReference(_, input))
+        }
       case GroupedMode.Final =>
         val sizes = stateTypes.map(_.size)
         val offsets = sizes.scanLeft(0)(_ + _)
@@ -45,9 +53,15 @@ private[exec] final class GroupedSetup(
           stateAttributes.slice(offsets(i), offsets(i) + sizes(i))
             .map(BindReferences.bindReference(_: Expression, input)))
     }
-    // FILTER applies to rows; the Final node's states passed it already.
-    val boundFilters =
-      filters.map(_.filter(_ => mode == GroupedMode.Partial).map(BindReferences.bindReference(_, input)))
+    // FILTER applies to rows; the Final node's states passed it already. A state form's NULL states are
+    // passed over, as the row host passes them over.
+    val boundFilters = if (mode == GroupedMode.Final) filters.map(_ => None)
+    else
+      functions.zip(filters).map {
+        case (f, filter) if f.form.statesIn =>
+          Some(filter.foldLeft(IsNotNull(f.children.head): Expression)(And(_, _)))
+        case (_, filter) => filter
+      }.map(_.map(BindReferences.bindReference(_, input)))
     val all = perFunction.flatten ++ boundFilters.flatten
     val starts = perFunction.map(_.size).scanLeft(0)(_ + _)
     val columns = perFunction.indices.map(i => (starts(i) until starts(i + 1)).toArray)
@@ -58,6 +72,13 @@ private[exec] final class GroupedSetup(
     }
     (all, columns, filterColumns)
   }
+
+  /** A state form's input: the fields of its state argument, each as the state schema types it. */
+  private def stateFields(f: AccumulatorAggregate): Seq[Expression] =
+    f.call.bound.stateSchema.fields.toSeq.zipWithIndex.map { case (field, i) =>
+      val read = GetStructField(f.children.head, i)
+      if (read.dataType == field.dataType) read else Cast(read, field.dataType)
+    }
 
   /** Constant arguments and filters (a percentile, a separator), evaluated once instead of per row. */
   private val constants: Map[Int, Any] =

@@ -99,6 +99,17 @@ object EveryFunction {
   def name(call: String): String = call.takeWhile(_ != '(')
   def args(call: String): String = call.dropWhile(_ != '(')
 
+  /** The constant parameters a call's `_merge` and `_merge_state` forms take after the state, e.g. ", 0.4". */
+  def stateParams(call: String): String = call match {
+    case "string_agg(s, '|')" => ", '|'"
+    case "string_agg(s, ',')" => ", ','"
+    case "percentile_cont(0.3)" => ", 0.3"
+    case "nth_value(l, -2)" => ", -2"
+    case "approx_percentile_cont(d, 0.4)" => ", 0.4"
+    case "approx_percentile_cont_with_weight(d, abs(i) % 3 + 1, 0.6)" => ", 0.6"
+    case _ => ""
+  }
+
   /** The WITHIN GROUP clause a call takes, if any. */
   def within(call: String): String =
     if (name(call) == "percentile_cont") " WITHIN GROUP (ORDER BY d)"
