@@ -99,8 +99,9 @@ final class DoubleListColumn(val values: Array[Double], val offsets: Array[Int],
 
 /**
  * Byte strings laid end to end: row `r` is bytes [offsets(r), offsets(r + 1)) of `bytes` (a NULL row
- * holds none). What a [[StatePacking]] packs states into, and what an operator gathers binary values
- * into: no array per row until one is asked for.
+ * holds none). What a [[StatePacking]] packs states into, what an operator gathers binary values into,
+ * and, read as UTF-8 strings, what string_agg emits its groups' strings into: no object per row until
+ * one is asked for.
  */
 final class BinaryColumn(val bytes: Array[Byte], val offsets: Array[Int], val validity: Array[Long],
     val numRows: Int)
@@ -110,7 +111,10 @@ final class BinaryColumn(val bytes: Array[Byte], val offsets: Array[Int], val va
   def start(row: Int): Int = offsets(row)
   def length(row: Int): Int = offsets(row + 1) - offsets(row)
   override def getBinary(row: Int): Array[Byte] = java.util.Arrays.copyOfRange(bytes, offsets(row), offsets(row + 1))
-  def get(row: Int, dataType: DataType): AnyRef = if (isNullAt(row)) null else getBinary(row)
+  /** A view of the row's bytes, valid while this column lives. */
+  override def getUTF8String(row: Int): UTF8String = UTF8String.fromBytes(bytes, offsets(row), length(row))
+  def get(row: Int, dataType: DataType): AnyRef =
+    if (isNullAt(row)) null else if (dataType == StringType) getUTF8String(row) else getBinary(row)
 }
 
 object BinaryColumn {

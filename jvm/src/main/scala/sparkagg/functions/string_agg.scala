@@ -6,7 +6,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
-import sparkagg.common.{GroupColumns, GroupPool, ObjectColumn, OneValuePool, OrderKeys, OrderedValueGroups, OrderedValues}
+import sparkagg.common.{BinaryColumn, GroupColumns, GroupPool, OneValuePool, OrderKeys, OrderedValueGroups, OrderedValues, Validity}
 
 /**
  * string_agg(x, delimiter) [WITHIN GROUP (ORDER BY key [DESC], ...)]: the non-NULL strings of x joined
@@ -159,29 +159,39 @@ private[sparkagg] final class StringAggGroups(delimiter: Array[Byte]) extends On
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
     updateBatch(states, groupIndices, filter, totalGroups)
 
+  // The joined strings end to end in one array: at a million groups, an array and a UTF8String per group
+  // would double the memory of an early emission, just when memory ran short.
   def evaluate(emit: EmitTo): Column = emitSlots(emit) { e =>
-    val joined = new Array[Any](e.groups)
+    val offsets = new Array[Int](e.groups + 1)
+    val validity = new Array[Long](Validity.words(e.groups))
     var g = 0
     while (g < e.groups) {
+      var total = 0L
       if (e.counts(g) > 0) {
-        var total = delimiter.length * (e.counts(g) - 1)
+        Validity.set(validity, g)
+        total = delimiter.length.toLong * (e.counts(g) - 1)
         var k = e.offsets(g)
         while (k < e.offsets(g + 1)) { total += lengths(e.slots(k)); k += 1 }
-        val out = new Array[Byte](total)
-        var at = 0
-        k = e.offsets(g)
-        while (k < e.offsets(g + 1)) {
-          if (k > e.offsets(g)) { System.arraycopy(delimiter, 0, out, at, delimiter.length); at += delimiter.length }
-          val slot = e.slots(k)
-          System.arraycopy(bytes, starts(slot), out, at, lengths(slot))
-          at += lengths(slot)
-          k += 1
-        }
-        joined(g) = UTF8String.fromBytes(out)
+      }
+      if (offsets(g) + total > Int.MaxValue) throw new IllegalStateException("string_agg: 2 GB of strings to emit")
+      offsets(g + 1) = offsets(g) + total.toInt
+      g += 1
+    }
+    val out = new Array[Byte](offsets(e.groups))
+    g = 0
+    while (g < e.groups) {
+      var at = offsets(g)
+      var k = e.offsets(g)
+      while (k < e.offsets(g + 1)) {
+        if (k > e.offsets(g)) { System.arraycopy(delimiter, 0, out, at, delimiter.length); at += delimiter.length }
+        val slot = e.slots(k)
+        System.arraycopy(bytes, starts(slot), out, at, lengths(slot))
+        at += lengths(slot)
+        k += 1
       }
       g += 1
     }
-    new ObjectColumn(joined)
+    new BinaryColumn(out, offsets, validity, e.groups)
   }
   def state(emit: EmitTo): Array[Column] = Array(evaluate(emit))
 
