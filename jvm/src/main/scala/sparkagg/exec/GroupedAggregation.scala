@@ -21,7 +21,7 @@ final case class GroupedSettings(batchSize: Int, skipPartialRows: Long, skipPart
  *
  * Memory: after each batch twice the groups' bytes (the key table's and every accumulator's `size`)
  * are asked of Spark's memory manager. When it refuses, a Partial node emits every group's state early (the
- * Final node merges them again), and a Final node spills: its groups' keys and states, sorted by key,
+ * Final node merges them again; the memory stays held until the emitted rows are read), and a Final node spills: its groups' keys and states, sorted by key,
  * go to an UnsafeKVExternalSorter (on disk as soon as another spill follows or memory is needed); at the
  * end every run is merged by key, each key's states are merged into a fresh set of accumulators, and
  * groups are emitted with `EmitTo.First` as their keys are passed, so merging holds a batch of groups.
@@ -70,6 +70,7 @@ private[exec] final class GroupedAggregation(
   private var merging: UnsafeKVExternalSorter = null
   private var pending: Iterator[InternalRow] = Iterator.empty
   private var finished = false
+  private var releaseOnNextStep = false
 
   private def newAccumulators(): Array[GroupsAccumulator] = setup.calls.map(_.newGroupsAccumulator()).toArray
 
@@ -87,6 +88,7 @@ private[exec] final class GroupedAggregation(
   /** Reads one batch and returns what it lets go of; at the end of the input, the rest. */
   private def step(): Iterator[InternalRow] = {
     val start = System.nanoTime()
+    if (releaseOnNextStep) release()
     try {
       if (batches != null && batches.hasNext) consumeBatch(readColumnar(batches.next()))
       else if (input.hasNext) consumeBatch(readRows())
@@ -170,7 +172,7 @@ private[exec] final class GroupedAggregation(
     2 * used <= reserved
   }
 
-  private def release(): Unit = { freeMemory(reserved); reserved = 0L }
+  private def release(): Unit = { freeMemory(reserved); reserved = 0L; releaseOnNextStep = false }
 
   /** The emitted groups' output rows: Partial, key and states; Final, the result expressions. */
   private def emit(emitTo: EmitTo): Iterator[InternalRow] = {
@@ -185,7 +187,9 @@ private[exec] final class GroupedAggregation(
           else guard(j)(accumulators(j).evaluate(emitTo))
         }.toArray
     val keys = groups.emit(emitTo)
-    if (emitTo == EmitTo.All) release()
+    // The emitted columns hold the groups' bytes until their rows are read: the memory is given back when
+    // the next batch starts (step), not now, or the other tasks could take it while both are alive.
+    if (emitTo == EmitTo.All) releaseOnNextStep = true
     rowsOf(keys, n, columns, if (partial) setup.stateTypes.flatten else setup.returnTypes)
   }
 
