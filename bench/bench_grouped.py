@@ -1,31 +1,38 @@
-"""sparkagg's grouped operator (exec/: GroupsAccumulators over batches) against Spark's built-ins and against
-sparkagg's own TypedImperativeAggregate path (the same functions with spark.sparkagg.groups.enabled=false),
-over 5M rows at 1k and 1M groups: df_avg, df_sum, df_var_samp against Spark's code-generated avg, sum,
-var_samp; df_approx_percentile_cont against percentile_approx (p = 0.5), df_array_agg against collect_list
-(through size(...), so the cost is building the lists), df_string_agg against string_agg (concat_ws over
-collect_list on 3.5, which has none; through length(...)), df_min of strings and df_sum of decimal(12,2)
-against Spark's min and sum, df_median against median, df_mode of strings against mode, and df_avg beside
-Spark's own count(*) (which now stays on the grouped operator) against Spark's avg beside it. The keys of both
-groupings are dense integers, which the grouped operator looks up in an array; a third grouping, 1M groups of
-scattered 64-bit keys (xxhash64 of the 1M-group key), takes its hash table instead, against Spark's. Then,
-unless --no-spill, a 20M-group aggregation in a separate Spark with 1 GB of driver memory, which completes by
-spilling (its spill metrics are printed). Then the same comparisons again on each Spark of --also-on (default
-3.5, whose aggregation differs: Spark 3.5's built-ins are the anchors there), run by that Spark's venv
+"""sparkagg's grouped operator (exec/: GroupsAccumulators over batches) against Spark's built-ins, over 5M
+rows, on the input and key shapes users have: a cached table, a `spark.range` query, a Parquet file
+(dictionary-encoded strings, plain longs and doubles) and the output of a join; keys of one integer, two
+integers, a string, a date and 1M scattered 64-bit integers (xxhash64), at 1k and 1M groups (SHAPES).
+df_avg, df_sum, df_var_samp against Spark's code-generated avg, sum, var_samp; df_approx_percentile_cont
+against percentile_approx (p = 0.5), df_array_agg against collect_list (through size(...), so the cost is
+building the lists), df_string_agg against string_agg (concat_ws over collect_list on 3.5, which has none;
+through length(...)), df_min of strings and df_sum of decimal(12,2) against Spark's min and sum, df_median
+against median, df_mode of strings against mode, and df_avg beside Spark's own count(*) (which stays on the
+grouped operator) against Spark's avg beside it. On the cached table's integer keys also against sparkagg's
+own TypedImperativeAggregate path (the same calls with spark.sparkagg.groups.enabled=false), and on the
+Parquet file df_avg, df_sum and df_count against DataFusion 55's avg, sum and count of the same file
+(SessionContext with 2 target partitions, as local[2]). Then, unless --no-spill, 20M groups in a separate
+Spark with 1 GB of driver memory, which completes by spilling: df_avg/df_sum/df_count, then df_median and
+df_string_agg (variable-size states), every group checked. Then the comparisons on the cached table again
+on each Spark of --also-on (default 3.5, whose built-ins are the anchors there), run by that Spark's venv
 (.venvs/spark-<minor>, `make venvs`) with this checkout's package and JARs. Times and ratios measured in this
-one run.
+one run; the end prints each call's worst shape at 1k and 1M groups, the figure to quote.
 
     .venv/bin/python bench/bench_grouped.py [--rows N] [--repeat R] [--out DIR] [--no-spill] [--also-on 3.5,4.0]
-                                            [--only "df_sum of decimals,df_median"]
+                                            [--only "df_sum of decimals,df_median"] [--shapes parquet-1M,join]
 
---only times just the calls named (their first column below), prints their ratios and records nothing.
+--only times just the calls named (their first column below) and records nothing; --shapes times just the
+shapes named (their first column) and records nothing on the newest Spark (the --also-on runs take it).
 
-The ratios go to bench/results/bench_grouped.json and bench_grouped-spark<minor>.json (bench/plot.py).
+The ratios go to bench/results/bench_grouped.json and bench_grouped-spark<minor>.json (bench/plot.py): the
+worst shape of each group count, the TypedImperativeAggregate and DataFusion ratios, and every shape's
+times under "shapes".
 """
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -51,56 +58,84 @@ CALLS = [
     ("df_avg + Spark's count(*)", "df_avg(x), count(*)", "avg + count(*)", "avg(x), count(*)"),
 ]
 
-TYPED = "TypedImperativeAggregate path"
-SPARSE = ("ksparse", "1M scattered keys")
-SPILL_GROUPS = 20_000_000
+# (name for --shapes, label, view, grouping keys, group count). The views are made by tables().
+SHAPES = [
+    ("cached-1k", "cached table, int key", "cached", "k", "1k groups"),
+    ("cached-1M", "cached table, int key", "cached", "kbig", "1M groups"),
+    ("scattered", "cached table, scattered int64 keys", "cached", "ksparse", "1M groups"),
+    ("two-keys", "cached table, two int keys", "cached", "k1, k2", "1M groups"),
+    ("string-key", "cached table, string key", "cached", "skey", "1M groups"),
+    ("date-key", "cached table, date key", "cached", "day", "1M groups"),
+    ("range-1k", "spark.range query, int key", "ranged", "k", "1k groups"),
+    ("range-1M", "spark.range query, int key", "ranged", "kbig", "1M groups"),
+    ("parquet-1k", "Parquet file, int key", "parquet", "k", "1k groups"),
+    ("parquet-1M", "Parquet file, int key", "parquet", "kbig", "1M groups"),
+    ("parquet-string-key", "Parquet file, string key", "parquet", "skey", "1M groups"),
+    ("join", "join output, int key", "joined", "kbig", "1M groups"),
+]
+GROUP_COUNTS = ["1k groups", "1M groups"]
+# The shapes also timed on the TypedImperativeAggregate path, and the ones run on the other Sparks.
+TYPED_SHAPES = {"cached-1k", "cached-1M"}
+OTHER_SPARK_SHAPES = "cached-1k,cached-1M,scattered"
+# sparkagg's call and DataFusion's on the same Parquet file.
+DATAFUSION_CALLS = [("df_avg(x)", "avg(x)"), ("df_sum(x)", "sum(x)"), ("df_count(x)", "count(x)")]
 
+TYPED = "TypedImperativeAggregate path"
+SPILL_GROUPS = 20_000_000
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: list[str]) -> None:
+def tables(spark, rows: int, folder: Path) -> None:
+    """The views SHAPES read, all of the same rows: `cached` (a cached table), `ranged` (the same query over
+    spark.range, uncached), `parquet` (the cached table written to a Parquet file) and `joined` (the cached
+    table joined with a 1,000-row table on k)."""
+    spark.sql(f"""
+        SELECT k, kbig, kbig % 1000 AS k1, kbig DIV 1000 AS k2, xxhash64(kbig) AS ksparse,
+               concat('key-', kbig) AS skey, date_add(DATE'2000-01-01', CAST(kbig AS INT)) AS day,
+               x, CAST(CAST(x * 1000 AS INT) AS STRING) AS s, CAST(x AS DECIMAL(12, 2)) AS dec
+        FROM (SELECT id % 1000 AS k, id % 1000000 AS kbig, rand(1) * 100 AS x FROM range({rows}))
+        """).createOrReplaceTempView("ranged")
+    spark.table("ranged").cache().createOrReplaceTempView("cached")
+    spark.table("cached").count()
+    spark.table("cached").write.mode("overwrite").parquet(str(folder / "input.parquet"))
+    spark.read.parquet(str(folder / "input.parquet")).createOrReplaceTempView("parquet")
+    spark.sql("SELECT c.* FROM cached c JOIN (SELECT id AS k FROM range(1000)) d ON c.k = d.k") \
+        .createOrReplaceTempView("joined")
+
+
+def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: list[str], shapes: list[str]) -> None:
     if only:
         unknown = set(only) - {name for name, *_ in CALLS}
         if unknown:
             sys.exit(f"bench_grouped: no call named {', '.join(sorted(unknown))}")
         CALLS[:] = [c for c in CALLS if c[0] in only]
+    if shapes:
+        unknown = set(shapes) - {name for name, *_ in SHAPES}
+        if unknown:
+            sys.exit(f"bench_grouped: no shape named {', '.join(sorted(unknown))}")
+        SHAPES[:] = [s for s in SHAPES if s[0] in shapes]
     spark = common.session()
-    common.base_table(spark, rows)
-    # The base table with a string (up to 6 digits) and a decimal(12,2) column beside x.
-    spark.sql("SELECT k, kbig, x, CAST(CAST(x * 1000 AS INT) AS STRING) AS s, CAST(x AS DECIMAL(12, 2)) AS dec "
-              "FROM base").cache().createOrReplaceTempView("grouped")
-    spark.sql("SELECT xxhash64(kbig) AS ksparse, x, s, dec FROM grouped").cache().createOrReplaceTempView("sparse")
-    spark.table("grouped").count()
-    spark.table("sparse").count()
+    folder = Path(tempfile.mkdtemp(prefix="sparkagg-bench-grouped-"))
+    tables(spark, rows, folder)
     print(f"bench_grouped: {rows:,} rows, local[2], best of {repeat} (noop write)")
     # Each path's code compiled before timing: Spark's, the grouped operator, the TypedImperativeAggregate host.
     for warm in ("avg(x)", "df_avg(x), df_array_agg(x)"):
-        common.timed(spark, f"warm-up: {warm}", f"SELECT kbig, {warm} FROM base GROUP BY kbig", repeat=1)
+        common.timed(spark, f"warm-up: {warm}", f"SELECT kbig, {warm} FROM cached GROUP BY kbig", repeat=1)
     spark.conf.set("spark.sparkagg.groups.enabled", "false")
-    common.timed(spark, "warm-up: TypedImperativeAggregate path", "SELECT kbig, df_avg(x) FROM base GROUP BY kbig",
+    common.timed(spark, "warm-up: TypedImperativeAggregate path", "SELECT kbig, df_avg(x) FROM cached GROUP BY kbig",
                  repeat=1)
     spark.conf.unset("spark.sparkagg.groups.enabled")
-    timings = {label: timed_calls(spark, "grouped", key, label, repeat, typed=True) for key, label in common.GROUPINGS}
-    key, label = SPARSE
-    timings[label] = timed_calls(spark, "sparse", key, label, repeat, typed=False)
-    print("ratios, sparkagg's grouped operator / other (lower is better for sparkagg):")
+    timings = {name: timed_calls(spark, view, key, f"{label}, {groups}", repeat, typed=name in TYPED_SHAPES)
+               for name, label, view, key, groups in SHAPES}
     minor = sparkagg.spark_minor()
     default = minor == list(sparkagg.SPARK_LINES)[-1]
+    anchors = datafusion_times(spark, folder / "input.parquet", repeat) if default and not only else {}
     recorder = common.Recorder("bench_grouped" + ("" if default else f"-spark{minor}"),
                                "grouped operator" + ("" if default else f" on Spark {minor}"), rows, repeat,
                                source="bench/bench_grouped.py")
-    chart = f"Grouped operator, {rows:,} rows: sparkagg / other"
-    groups = [label for _, label in common.GROUPINGS + (SPARSE,)]
-    for label in groups:
-        t = timings[label]
-        for name, ours, spark_name, theirs in CALLS:
-            print(common.ratio_line(f"{name} / {spark_name}, {label}", t[ours], t[theirs]))
-            recorder.add(chart, groups, name, f"Spark {spark_name}", label, t[ours], t[theirs])
-            if (ours, TYPED) in t:
-                print(common.ratio_line(f"{name} / {name} on the {TYPED}, {label}", t[ours], t[(ours, TYPED)]))
-                recorder.add(chart, groups, name, f"{name}, {TYPED}", label, t[ours], t[(ours, TYPED)])
-    if not only:
+    report(recorder, timings, anchors, rows)
+    if not only and not (shapes and default):
         recorder.write(spark, out)
     spark.stop()
     if spill:
@@ -109,8 +144,75 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: lis
         on_other_spark(other, rows, repeat, out)
 
 
+def report(recorder, timings: dict, anchors: dict, rows: int) -> None:
+    """Prints every ratio, records the worst shape of each group count (and every shape's times), and ends
+    with the table of worst shapes the README quotes."""
+    print("ratios, sparkagg's grouped operator / other (lower is better for sparkagg):")
+    labels = {name: f"{label}, {groups}" for name, label, _, _, groups in SHAPES}
+    chart = f"Grouped operator, {rows:,} rows, the worst input and key shape: sparkagg / Spark"
+    worst_of = {}
+    for fn, ours, spark_name, theirs in CALLS:
+        ratios = {name: t[ours] / t[theirs] for name, t in timings.items()}
+        for name, ratio in ratios.items():
+            print(common.ratio_line(f"{fn} / {spark_name}, {labels[name]}", ratio, 1.0))
+        for groups in GROUP_COUNTS:
+            measured = [name for name, *_, g in SHAPES if g == groups]
+            if not measured:
+                continue
+            worst = max(measured, key=ratios.get)
+            worst_of[(fn, groups)] = (ratios[worst], worst, min(ratios[n] for n in measured))
+            recorder.add(chart, GROUP_COUNTS, fn, f"Spark {spark_name}", groups, timings[worst][ours],
+                         timings[worst][theirs])
+            recorder.chart(chart, GROUP_COUNTS)["bars"][-1].setdefault("worst shape", {})[groups] = labels[worst]
+    typed_chart = f"Grouped operator, {rows:,} rows of a cached table: native / {TYPED}"
+    for name in [n for n in timings if n in TYPED_SHAPES]:
+        t, groups = timings[name], next(g for n, *_, g in SHAPES if n == name)
+        for fn, ours, _, _ in CALLS:
+            print(common.ratio_line(f"{fn} / {fn} on the {TYPED}, {labels[name]}", t[ours], t[(ours, TYPED)]))
+            recorder.add(typed_chart, GROUP_COUNTS, fn, f"{fn}, {TYPED}", groups, t[ours], t[(ours, TYPED)])
+    df_chart = f"Grouped operator, {rows:,} rows of a Parquet file: sparkagg / DataFusion 55"
+    for (ours, theirs, groups), (our_s, their_s) in anchors.items():
+        print(common.ratio_line(f"{ours} / DataFusion {theirs}, {groups}", our_s, their_s))
+        recorder.add(df_chart, GROUP_COUNTS, ours, f"DataFusion {theirs}", groups, our_s, their_s)
+    recorder.data["shapes"] = {labels[name]: {ours: [round(t[ours], 4), round(t[theirs], 4)]
+                                              for _, ours, _, theirs in CALLS} for name, t in timings.items()}
+    print("\nworst and best shape, grouped operator / Spark's built-in:")
+    print("| call / Spark's | " + " | ".join(f"{g}: worst | {g}: best" for g in GROUP_COUNTS) + " |")
+    print("|---|" + "---|---|" * len(GROUP_COUNTS))
+    for fn, _, spark_name, _ in CALLS:
+        cells = []
+        for groups in GROUP_COUNTS:
+            worst, name, best = worst_of.get((fn, groups), (None, None, None))
+            cells += ["–", "–"] if worst is None else [f"{worst:.2f}x ({labels[name].rsplit(', ', 1)[0]})",
+                                                      f"{best:.2f}x"]
+        print(f"| {fn} / {spark_name} | " + " | ".join(cells) + " |")
+
+
+def datafusion_times(spark, parquet: Path, repeat: int) -> dict:
+    """{(sparkagg call, DataFusion call, group count): (sparkagg seconds, DataFusion seconds)} over the same
+    Parquet file, best of ``repeat`` each; DataFusion's result batches are collected into Python."""
+    import datafusion
+    ctx = datafusion.SessionContext(datafusion.SessionConfig().with_target_partitions(2))
+    ctx.register_parquet("input", str(parquet))
+    print("Parquet file, sparkagg and DataFusion 55:")
+    times = {}
+    for key, groups in (("k", "1k groups"), ("kbig", "1M groups")):
+        for ours, theirs in DATAFUSION_CALLS:
+            our_s = common.timed(spark, f"{ours}, {groups}", f"SELECT {key}, {ours} FROM parquet GROUP BY {key}",
+                                 repeat)
+            best = float("inf")
+            for _ in range(repeat):
+                start = time.perf_counter()
+                ctx.sql(f"SELECT {key}, {theirs} FROM input GROUP BY {key}").collect()
+                best = min(best, time.perf_counter() - start)
+            print(f"  {'DataFusion ' + theirs + ', ' + groups:48s} {best:7.2f} s", flush=True)
+            times[(ours, theirs, groups)] = (our_s, best)
+    return times
+
+
 def on_other_spark(minor: str, rows: int, repeat: int, out) -> None:
-    """This script's comparisons on Spark ``minor``, in a child process of that Spark's venv."""
+    """This script's comparisons on the cached table on Spark ``minor``, in a child process of that Spark's
+    venv."""
     python = ROOT / ".venvs" / f"spark-{minor}" / "bin" / "python"
     if not python.is_file():
         sys.exit(f"bench_grouped: no {python.parent.parent} for Spark {minor}; `make venvs` makes it")
@@ -118,7 +220,7 @@ def on_other_spark(minor: str, rows: int, repeat: int, out) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
     env.pop("SPARKAGG_JAR", None)
     subprocess.run([str(python), __file__, "--rows", str(rows), "--repeat", str(repeat), "--out", str(out),
-                    "--no-spill", "--also-on", ""], check=True, env=env)
+                    "--no-spill", "--also-on", "", "--shapes", OTHER_SPARK_SHAPES], check=True, env=env)
 
 
 def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: bool) -> dict:
@@ -138,8 +240,9 @@ def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: boo
 
 
 def spill_run() -> None:
-    """20M groups (40M rows, two per key) in a fresh Spark with a 1 GB driver: the final side cannot hold
-    its groups and must spill. Run in a child process, since a JVM's memory is fixed when it starts."""
+    """20M groups (40M rows, two per key) in a fresh Spark with a 1 GB driver, fixed-size states then
+    variable-size ones: the final side cannot hold its groups and must spill. Run in a child process, since
+    a JVM's memory is fixed when it starts."""
     print(f"spill: {SPILL_GROUPS:,} groups, 1 GB driver, 2 shuffle partitions")
     start = time.perf_counter()
     done = subprocess.run([sys.executable, __file__, "--spill-child"], check=False)
@@ -161,8 +264,21 @@ def spill_child() -> None:
     groups, wrong = checked.collect()[0]
     metrics = spark._jvm.sparkagg.exec.GroupedAggregateExec.metricsOf(checked._jdf)
     print(f"  {groups:,} groups, {wrong} wrong; grouped operator metrics: {metrics}")
+    # Variable-size states: the median of {k, k + 20M} is k + 10M, and the two strings join either way round.
+    start = time.perf_counter()
+    df = spark.sql(f"SELECT id % {SPILL_GROUPS} AS key, df_median(id) AS m, "
+                   f"df_string_agg(CAST(id AS STRING), ',') AS joined "
+                   f"FROM range({2 * SPILL_GROUPS}) GROUP BY id % {SPILL_GROUPS}")
+    pair = f"CAST(key AS STRING), ',', CAST(key + {SPILL_GROUPS} AS STRING)"
+    swapped = f"CAST(key + {SPILL_GROUPS} AS STRING), ',', CAST(key AS STRING)"
+    checked = df.selectExpr("count(*)", f"count_if(m <> key + {SPILL_GROUPS // 2} OR "
+                                        f"NOT joined IN (concat({pair}), concat({swapped})))")
+    varying, wrong_varying = checked.collect()[0]
+    metrics = spark._jvm.sparkagg.exec.GroupedAggregateExec.metricsOf(checked._jdf)
+    print(f"  df_median and df_string_agg: {varying:,} groups, {wrong_varying} wrong, "
+          f"{time.perf_counter() - start:.1f} s; grouped operator metrics: {metrics}")
     spark.stop()
-    if groups != SPILL_GROUPS or wrong:
+    if groups != SPILL_GROUPS or wrong or varying != SPILL_GROUPS or wrong_varying:
         sys.exit("the 20M-group aggregation gave wrong results")
 
 
@@ -175,6 +291,7 @@ if __name__ == "__main__":
         parser.add_argument("--also-on", default="3.5",
                             help="other Spark minors to compare on, comma-separated (default 3.5; '' for none)")
         parser.add_argument("--only", default="", help="the calls to time, comma-separated; records nothing")
+        parser.add_argument("--shapes", default="", help="the shapes to time, comma-separated (default all)")
         args = parser.parse_args()
         main(args.rows, args.repeat, args.out, not args.no_spill, [m for m in args.also_on.split(",") if m],
-             [c for c in args.only.split(",") if c])
+             [c for c in args.only.split(",") if c], [s for s in args.shapes.split(",") if s])
