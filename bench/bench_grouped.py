@@ -21,7 +21,8 @@ one run; the end prints each call's worst shape at 1k and 1M groups, the figure 
                                             [--only "df_sum of decimals,df_median"] [--shapes parquet-1M,join]
 
 --only times just the calls named (their first column below) and records nothing; --shapes times just the
-shapes named (their first column) and records nothing on the newest Spark (the --also-on runs take it).
+shapes named (their first column), and the worst shape recorded is the worst of those (the --also-on runs
+take the cached table's three; `make bench BENCH_ROWS=N`, a trial, takes one of each input).
 
 The ratios go to bench/results/bench_grouped.json and bench_grouped-spark<minor>.json (bench/plot.py): the
 worst shape of each group count, the TypedImperativeAggregate and DataFusion ratios, and every shape's
@@ -135,7 +136,7 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: lis
                                "grouped operator" + ("" if default else f" on Spark {minor}"), rows, repeat,
                                source="bench/bench_grouped.py")
     report(recorder, timings, anchors, rows)
-    if not only and not (shapes and default):
+    if not only:
         recorder.write(spark, out)
     spark.stop()
     if spill:

@@ -28,16 +28,18 @@ PARTS = [
         "org.apache.spark.shuffle.", "org.apache.spark.storage.", "org.apache.spark.io.", "net.jpountz.",
         "com.github.luben.zstd.", "org.apache.spark.util.collection.", "org.apache.spark.network.",
         "org.apache.spark.serializer.", "org.apache.spark.sql.execution.UnsafeRowSerializer",
-        "org.apache.spark.sql.execution.ShuffledRowRDD", "org.apache.spark.unsafe.memory.")),
+        "org.apache.spark.sql.execution.ShuffledRowRDD", "org.apache.spark.sql.execution.exchange.",
+        "org.apache.spark.unsafe.memory.")),
     ("scan (Parquet, column vectors, cache)", (
         "org.apache.parquet.", "org.apache.spark.sql.execution.datasources.", "org.xerial.snappy.",
         "org.apache.spark.sql.execution.vectorized.", "org.apache.spark.sql.execution.columnar.",
         "org.apache.spark.sql.execution.FileSourceScan", "org.apache.spark.sql.execution.ColumnarToRow",
         "shaded.parquet.", "org.apache.spark.sql.execution.datasources.parquet.")),
 ]
-# Frames that charge their caller instead: the JDK, Scala's library, Spark's row and vector accessors,
-# generated code (a projection belongs to whoever calls it).
-PASS_ON = ("java.", "jdk.", "sun.", "scala.", "org.apache.spark.sql.catalyst.", "org.apache.spark.unsafe.types.",
+# Frames that charge their caller instead: the JDK, Scala's library, Hadoop's streams, Spark's row and
+# vector accessors, generated code (a projection belongs to whoever calls it).
+PASS_ON = ("java.", "jdk.", "sun.", "scala.", "org.apache.hadoop.", "org.apache.spark.sql.catalyst.",
+           "org.apache.spark.unsafe.types.",
            "org.apache.spark.unsafe.Platform", "org.apache.spark.unsafe.bitset.", "org.apache.spark.unsafe.hash.",
            "org.apache.spark.sql.vectorized.")
 OTHER = "other Spark (task loop, generated stages)"
@@ -94,9 +96,11 @@ def report(recording: Path, wall: float, best: float, repeat: int) -> None:
     parts, tops = collections.Counter(), collections.Counter()
     for event in _events(recording, "jdk.ExecutionSample"):
         values = event["values"]
-        if not values["sampledThread"]["javaName"].startswith("Executor task launch worker"):
+        # Spark names its task threads "Executor task launch worker ..." while they run a task; the
+        # recording may keep the name a thread had when first seen ("Executor task idle worker#N").
+        if not (values["sampledThread"] or {}).get("javaName", "").startswith("Executor task"):
             continue
-        frames = [f"{f['method']['type']['name']}.{f['method']['name']}"
+        frames = [f"{f['method']['type']['name'].replace('/', '.')}.{f['method']['name']}"
                   for f in (values["stackTrace"] or {}).get("frames", [])]
         parts[part_of(frames)] += 1
         if frames:

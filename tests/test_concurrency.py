@@ -20,7 +20,7 @@ pytestmark = pytest.mark.spark  # runs Spark in subprocesses
 
 APP = Path(__file__).parent / "apps" / "concurrent_clients.py"
 THREADS = 16
-SECONDS = 30
+SECONDS = 15
 
 
 def _run(*args: str, env=None) -> dict:
@@ -52,6 +52,6 @@ def test_16_spark_connect_clients(tmp_path):
 
 
 def test_16_threads_on_a_cluster_losing_an_executor():
-    result = _run("--master", "local-cluster[2,1,1024]", "--jar", sparkagg.jar_path(), "--kill-executor-after", "12")
+    result = _run("--master", "local-cluster[2,1,1024]", "--jar", sparkagg.jar_path(), "--kill-executor-after", "8")
     assert result["killed"], "no executor was killed"
     _assert_all_right(result)

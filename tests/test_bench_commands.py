@@ -1,0 +1,56 @@
+"""The bench script commands README.md shows, each run exactly as written (the make lines:
+test_make_targets.py), and bench/profile_grouped.py's charging of samples to parts, on made-up stacks."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from readme_make import ROOT, readme_bench_commands, run_documented
+
+sys.path.insert(0, str(ROOT / "bench"))
+
+import profile_grouped  # noqa: E402  (bench/profile_grouped.py)
+
+WINDOW_TRIAL = ".venv/bin/python bench/bench_window.py --rows 20000 --widths 10,100 --out /tmp/b"
+PLOT = ".venv/bin/python bench/plot.py --results /tmp/b"
+PROFILE_TRIAL = ".venv/bin/python bench/profile_grouped.py --rows 200000 --repeat 1"
+
+
+def test_every_readme_bench_command_is_run_here():
+    assert readme_bench_commands() == {WINDOW_TRIAL, PLOT, PROFILE_TRIAL}
+
+
+@pytest.mark.spark
+def test_a_bench_trial_then_its_plot():
+    window = run_documented(WINDOW_TRIAL, timeout=900)
+    assert window.returncode == 0, window.stderr[-3000:]
+    assert "ratios recorded in /tmp/b/bench_window.json" in window.stdout
+    plot = run_documented(PLOT, timeout=300)
+    assert plot.returncode == 0 and "plot written to /tmp/b/bench.png" in plot.stdout, plot.stderr[-3000:]
+
+
+@pytest.mark.spark
+def test_the_profile_splits_the_samples_into_parts():
+    result = run_documented(PROFILE_TRIAL, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    shares = {part: float(line.rsplit(None, 1)[1].rstrip("%")) for line in result.stdout.splitlines()
+              for part, _ in profile_grouped.PARTS + [(profile_grouped.OTHER, ())] if line.strip().startswith(part)}
+    assert "sparkagg operator" in shares and abs(sum(shares.values()) - 100) < 0.5, result.stdout
+
+
+def test_a_sample_is_charged_to_the_first_part_from_the_leaf():
+    part = profile_grouped.part_of
+    # a JDK leaf under sparkagg's code is sparkagg's; an UnsafeRow read passes the charge on too
+    assert part(["java.util.Arrays.fill", "sparkagg.common.NullState.resize", "sparkagg.exec.X.next"]) == \
+        "sparkagg operator"
+    assert part(["org.apache.spark.sql.catalyst.expressions.UnsafeRow.getLong", "sparkagg.exec.Batches.gather"]) == \
+        "sparkagg operator"
+    # the scan's decoding called from sparkagg's loop is the scan's; compression under the writer the shuffle's
+    scan = "scan (Parquet, column vectors, cache)"
+    assert part(["org.apache.parquet.column.values.plain.PlainValuesReader.readDouble",
+                 "sparkagg.exec.GroupedAggregation.next"]) == scan
+    assert part(["net.jpountz.lz4.LZ4JNI.compress", "org.apache.spark.shuffle.sort.UnsafeShuffleWriter.write"]) == \
+        "shuffle (write, read, compression)"
+    assert part(["org.apache.spark.executor.Executor$TaskRunner.run"]) == profile_grouped.OTHER
+    assert part([]) == profile_grouped.OTHER
