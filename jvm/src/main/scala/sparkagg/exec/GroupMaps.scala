@@ -5,9 +5,10 @@ import java.util.Arrays
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{SpecificInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
+import org.apache.spark.unsafe.array.ByteArrayMethods
 import org.apache.spark.sql.vectorized.ColumnarBatch
 import sparkagg.api.EmitTo
-import sparkagg.common.GroupVectors
 import sparkagg.common.GroupVectors
 
 /**
@@ -261,14 +262,21 @@ object LongKeyMap {
   }
 }
 
-/** Any keys: the key columns as an UnsafeRow (`project`), compared by their bytes. */
-private[exec] final class RowKeyMap(project: UnsafeProjection) extends GroupMap {
+/**
+ * Any other key (strings, several columns, decimals...): the key projected to an UnsafeRow, hashed, and
+ * looked up by open addressing. Every group's key bytes are copied end to end into one arena of words
+ * (UnsafeRows are word-aligned), so a key costs no object, and a probe compares bytes in place; emitted
+ * keys are read through one UnsafeRow pointed at each in turn (valid until the next key is asked for).
+ */
+private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int) extends GroupMap {
   private var mask = 1023
   private var slots = newSlots(mask + 1)
-  private var keys = new Array[UnsafeRow](16)
+  private var arena = new Array[Long](1024)
+  private var used = 0 // words of the arena
+  private var starts = new Array[Int](16) // a group's first word
+  private var sizes = new Array[Int](16) // its key's bytes
   private var hashes = new Array[Int](16)
   private var count = 0
-  private var keyBytes = 0L
 
   private def newSlots(n: Int): Array[Int] = { val a = new Array[Int](n); Arrays.fill(a, -1); a }
 
@@ -277,25 +285,38 @@ private[exec] final class RowKeyMap(project: UnsafeProjection) extends GroupMap 
   def groupOf(row: InternalRow): Int = {
     val key = project(row)
     val h = key.hashCode
+    val bytes = key.getSizeInBytes
     var s = GroupMap.slot(h, mask)
-    while (slots(s) >= 0 && !(hashes(slots(s)) == h && keys(slots(s)) == key)) s = (s + 1) & mask
+    while (slots(s) >= 0 && !sameKey(slots(s), h, key, bytes)) s = (s + 1) & mask
     if (slots(s) >= 0) slots(s)
     else {
       val g = count
-      if (g == keys.length) {
-        val n = GroupVectors.grow(keys.length, g + 1)
-        keys = Arrays.copyOf(keys, n)
+      if (g == starts.length) {
+        val n = GroupVectors.grow(starts.length, g + 1)
+        starts = Arrays.copyOf(starts, n)
+        sizes = Arrays.copyOf(sizes, n)
         hashes = Arrays.copyOf(hashes, n)
       }
-      keys(g) = key.copy()
+      val words = bytes / 8
+      if (used.toLong + words > Int.MaxValue - 8) throw new IllegalStateException("group keys past 16 GB")
+      if (used + words > arena.length)
+        arena = Arrays.copyOf(arena, math.min(Int.MaxValue - 8L, math.max(2L * arena.length, used + words)).toInt)
+      Platform.copyMemory(key.getBaseObject, key.getBaseOffset, arena, Platform.LONG_ARRAY_OFFSET + 8L * used, bytes)
+      starts(g) = used
+      sizes(g) = bytes
       hashes(g) = h
-      keyBytes += key.getSizeInBytes + 32L
+      used += words
       slots(s) = g
       count += 1
       if (count * 2 > mask) rehash()
       g
     }
   }
+
+  private def sameKey(g: Int, h: Int, key: UnsafeRow, bytes: Int): Boolean =
+    hashes(g) == h && sizes(g) == bytes &&
+      ByteArrayMethods.arrayEquals(key.getBaseObject, key.getBaseOffset, arena,
+        Platform.LONG_ARRAY_OFFSET + 8L * starts(g), bytes)
 
   private def rehash(): Unit = {
     mask = mask * 2 + 1
@@ -311,17 +332,23 @@ private[exec] final class RowKeyMap(project: UnsafeProjection) extends GroupMap 
 
   def emit(emit: EmitTo): Int => InternalRow = {
     GroupMap.emitAllOnly(emit, "the hash table")
-    val emitted = keys
-    keys = new Array[UnsafeRow](16)
+    val (emittedArena, emittedStarts, emittedSizes) = (arena, starts, sizes)
+    val key = new UnsafeRow(numKeyFields)
+    arena = new Array[Long](1024)
+    used = 0
+    starts = new Array[Int](16)
+    sizes = new Array[Int](16)
     hashes = new Array[Int](16)
     count = 0
-    keyBytes = 0L
     mask = 1023
     slots = newSlots(mask + 1)
-    emitted(_)
+    g => {
+      key.pointTo(emittedArena, Platform.LONG_ARRAY_OFFSET + 8L * emittedStarts(g), emittedSizes(g))
+      key
+    }
   }
 
-  def size: Long = 4L * (mask + 1) + 12L * keys.length + keyBytes
+  def size: Long = 4L * (mask + 1) + 12L * starts.length + 8L * arena.length
 }
 
 /**

@@ -117,7 +117,7 @@ private[exec] final class GroupedSetup(
     case Seq() => new SingleGroup
     case _ if sortedInput => new SortedKeyGroups(keyProjection())
     case Seq(b: BoundReference) if LongKeyMap.supports(b.dataType) => new LongKeyMap(b.ordinal, b.dataType)
-    case _ => new RowKeyMap(keyProjection())
+    case _ => new RowKeyMap(keyProjection(), keys.size)
   }
 
   /** Output rows from a group's key joined with its values (states for Partial, results for Final). */
