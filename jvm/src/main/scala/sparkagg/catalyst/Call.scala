@@ -42,9 +42,13 @@ final case class Call(function: FunctionDef, sqlName: String, args: Seq[Arg], ct
    *  could not have come from an accumulator: the grouped operator's state forms merge them as a batch. */
   def checkGiven(states: Columns, filter: Option[Column]): Unit = {
     val state = new ColumnsRow(states)
+    val passes: Int => Boolean = filter match {
+      case Some(f) => r => !f.isNullAt(r) && f.getBoolean(r)
+      case None => _ => true
+    }
     var r = 0
     while (r < states.numRows) {
-      if (filter.forall(f => !f.isNullAt(r) && f.getBoolean(r))) { state.row = r; checkGiven(state) }
+      if (passes(r)) { state.row = r; checkGiven(state) }
       r += 1
     }
   }

@@ -23,8 +23,8 @@ import sparkagg.functions
  *    the running sum in range. `try_sum` (NULL from the first overflow on) stays Spark's.
  *  - `avg` of integers, floats and doubles: the double sum over the count.
  *  - `min`, `max` of numbers, booleans, dates, timestamps, binaries and strings (byte order: not under
- *    another collation): NaN above every number, as in Spark. Between -0.0 and 0.0, which Spark holds equal and keeps whichever came first, sparkagg
- *    orders -0.0 first.
+ *    another collation): NaN above every number, as in Spark. Between -0.0 and 0.0, which Spark holds equal and keeps
+ *    whichever came first, sparkagg orders -0.0 first.
  *
  * Any other Spark aggregate (decimal averages, which Spark rounds and sparkagg truncates; first,
  * collect_list, ...)

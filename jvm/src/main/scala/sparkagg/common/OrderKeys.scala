@@ -221,8 +221,8 @@ private[sparkagg] object OrderedValues {
 
 /**
  * A sliding frame's rows in the order of their keys, ties in arrival order: nth_value takes the k-th in
- * O(log w) as rows come and go, where its plain accumulator sorts the frame. Rows leave a frame in the order they entered,
- * so the one leaving is the oldest still held: its arrival number finds it.
+ * O(log w) as rows come and go, where its plain accumulator sorts the frame. Rows leave a frame in the order they
+ * entered, so the one leaving is the oldest still held: its arrival number finds it.
  */
 private[sparkagg] final class SlidingOrderedRows(valueType: DataType, keys: OrderKeys) {
   private final class Held(val keys: Array[Any], val arrival: Long, val value: Any)

@@ -7,9 +7,9 @@ import sparkagg.api._
  * The t-digest functions' GroupsAccumulator: every group's digest and not yet merged values in shared
  * primitive arrays, no object per group. It does the row accumulators' arithmetic in their order, so
  * results and states equal those of the row accumulators (functions/approx_percentile.scala; `weighted`:
- * with_weight's) to the bit, which `newAccumulator` makes: a group's kept rows gather until 8192 of them have come (NULLs counted), then its values
- * are sorted and merged into its digest (with_weight: merged as one-value digests, in arrival order); a
- * merge, a state or a result first does the same with what has gathered.
+ * with_weight's) to the bit, which `newAccumulator` makes: a group's kept rows gather until 8192 of them have come
+ * (NULLs counted), then its values are sorted and merged into its digest (with_weight: merged as one-value digests, in
+ * arrival order); a merge, a state or a result first does the same with what has gathered.
  *
  * Layout: a group's centroids sit at [start, start + length) of two arrays all groups share; a new
  * digest takes its old place when it fits, else the end, and the arrays are compacted when half of them

@@ -14,18 +14,19 @@ import sparkagg.catalyst.{AccumulatorAggregate, Form, SparkAggregates}
 /**
  * Plans an aggregation of sparkagg's functions, each without DISTINCT (plainly or in a state form:
  * `_state`, `_merge`, `_merge_state`) and with a native GroupsAccumulator (unless `adapters`, below),
- * as a Partial [[GroupedAggregateExec]] below a shuffle by the keys and a Final one above it, as Spark plans its own hash aggregation. Spark's own
- * count, sum, avg, min and max among them run there too, as the sparkagg calls [[SparkAggregates]] names
- * (the plan marks them "Spark's"); an aggregation without any sparkagg function is left alone. Anything
- * else stays with Spark's planner, where sparkagg's functions run as TypedImperativeAggregates in
+ * as a Partial [[GroupedAggregateExec]] below a shuffle by the keys and a Final one above it, as Spark
+ * plans its own hash aggregation. Spark's own count, sum, avg, min and max among them run there too, as the sparkagg
+ * calls [[SparkAggregates]] names (the plan marks them "Spark's"); an aggregation without any sparkagg function is left
+ * alone. Anything else stays with Spark's planner, where sparkagg's functions run as TypedImperativeAggregates in
  * ObjectHashAggregateExec.
  *
  * Settings (read when a query runs):
  *  - `spark.sparkagg.groups.enabled` (default true): false plans every aggregation Spark's way.
  *  - `spark.sparkagg.groups.adapters` (default false): also plan calls without a native GroupsAccumulator
- *    (mode, whose shared table is slower than Spark's path; a user's own function written as an Accumulator), each run as one
- *    Accumulator per group. Off by default: at many groups the garbage collection of one live accumulator
- *    per group costs more than ObjectHashAggregateExec's fallback to sorting (README: Grouped aggregation).
+ *    (mode, whose shared table is slower than Spark's path; a user's own function written as an
+ *    Accumulator), each run as one Accumulator per group. Off by default: at many groups the garbage collection of one
+ *    live accumulator per group costs more than ObjectHashAggregateExec's fallback to sorting (README: Grouped
+ *    aggregation).
  *  - `spark.sparkagg.groups.batchSize` (default 8192): rows per batch.
  *  - `spark.sparkagg.groups.skipPartialRows` (default -1: never) and `spark.sparkagg.groups.skipPartialRatio`
  *    (default 0.8): after that many rows, a Partial node with at least that ratio of groups to rows stops

@@ -21,11 +21,11 @@ final case class GroupedSettings(batchSize: Int, skipPartialRows: Long, skipPart
  *
  * Memory: after each batch twice the groups' bytes (the key table's and every accumulator's `size`)
  * are asked of Spark's memory manager. When it refuses, a Partial node emits every group's state early (the
- * Final node merges them again; the memory stays held until the emitted rows are read), and a Final node spills: its groups' keys and states, sorted by key,
- * go to an UnsafeKVExternalSorter (on disk as soon as another spill follows or memory is needed); at the
- * end every run is merged by key, each key's states are merged into a fresh set of accumulators, and
- * groups are emitted with `EmitTo.First` as their keys are passed, so merging holds a batch of groups.
- * Input already sorted by the keys is aggregated the same way from the start.
+ * Final node merges them again; the memory stays held until the emitted rows are read), and a Final node
+ * spills: its groups' keys and states, sorted by key, go to an UnsafeKVExternalSorter (on disk as soon as another spill
+ * follows or memory is needed); at the end every run is merged by key, each key's states are merged into a fresh set of
+ * accumulators, and groups are emitted with `EmitTo.First` as their keys are passed, so merging holds a batch of
+ * groups. Input already sorted by the keys is aggregated the same way from the start.
  *
  * Skipping partial aggregation (DataFusion's skip_partial_aggregation_probe_*): once a Partial node has
  * read `skipPartialRows` rows, if its groups number at least `skipPartialRatio` of them, aggregation does

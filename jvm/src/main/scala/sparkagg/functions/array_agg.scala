@@ -9,8 +9,8 @@ import sparkagg.common._
 
 /**
  * array_agg(x) [WITHIN GROUP (ORDER BY key [DESC], ...)]: the values of x, NULLs kept, as array<T> with
- * nullable elements (as DataFusion declares list states); NULL on empty input, not []. DISTINCT comes from Spark's DISTINCT
- * keyword; DataFusion's IGNORE NULLS is `FILTER (WHERE x IS NOT NULL)` (Spark's parser keeps IGNORE
+ * nullable elements (as DataFusion declares list states); NULL on empty input, not []. DISTINCT comes from Spark's
+ * DISTINCT keyword; DataFusion's IGNORE NULLS is `FILTER (WHERE x IS NOT NULL)` (Spark's parser keeps IGNORE
  * NULLS for its own first/last). Without an ordering the order of the elements follows the input,
  * which partitioning may change. State: array_agg, the list so far; ordered, the list sorted and
  * array_agg_orderings, the keys of its elements.

@@ -9,8 +9,8 @@ import sparkagg.common.ValueKind
  * x, interpolated linearly at index p * (n - 1) of the sorted values (DESC reads it from the top:
  * 1 - p); a float for float x, else a double (as DataFusion 55). p is a constant in [0, 1]. Unlike
  * DataFusion 55, which truncates the interpolation weight to six decimals (percentile_cont(0.3) of {1, 2,
- * 3, 5} is 1.899999 there), the interpolation is exact, as Spark's percentile_cont. Floats sort with NaN greatest. NULL on empty input.
- * `percentile_cont(x, p [, descending])` is the same call spelled out: DataFusion 55's direct form, and
+ * 3, 5} is 1.899999 there), the interpolation is exact, as Spark's percentile_cont. Floats sort with NaN greatest. NULL
+ * on empty input. `percentile_cont(x, p [, descending])` is the same call spelled out: DataFusion 55's direct form, and
  * what sparkagg.functions writes.
  * State: percentile_cont, the list of values, as doubles.
  */

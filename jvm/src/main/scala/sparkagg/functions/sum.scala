@@ -129,7 +129,8 @@ final class DecimalSumAccumulator(in: DecimalType, out: DecimalType, failOnOverf
 /**
  * Exact bigint sum for every group ([[LongSumAccumulator]]'s semantics): 128-bit sums, counts, and a bit
  * for groups that merged an overflowed state. A sum that does not fit bigint when read raises Spark's
- * overflow error in ANSI mode, else is NULL (or its low 64 bits with `wrap`). State: sum (NULL when none or overflowed), count.
+ * overflow error in ANSI mode, else is NULL (or its low 64 bits with `wrap`). State: sum (NULL when none or
+ * overflowed), count.
  */
 final class LongSumGroups(failOnOverflow: Boolean, wrap: Boolean) extends GroupsAccumulator {
   private val sums = new GroupLongSums

@@ -17,8 +17,8 @@ import sparkagg.functions._
  *   spark.udf.registerJavaFunction("avg_final", "sparkagg.udf.AvgFinalize", "double")
  * }}}
  * Functions whose result type is fixed (double, bigint, boolean) declare it; those whose result type
- * follows the argument (sum, avg, min, max, bit_*, array_agg, median, mode, any_value, max_by, min_by) need the return type passed, and
- * registering them without it fails, saying which to pass.
+ * follows the argument (sum, avg, min, max, bit_*, array_agg, median, mode, any_value, max_by, min_by) need the return
+ * type passed, and registering them without it fails, saying which to pass.
  * The SQL function `df_<name>_finalize` does the same with the type inferred.
  */
 abstract class FinalizeUdf[R](function: FunctionDef) extends Serializable {

@@ -6,9 +6,9 @@ import sparkagg.functions._
 
 /**
  * The declared results of the finalize classes whose result type follows the state (sum, avg, min, max,
- * bit_*, array_agg, median, mode, any_value, max_by, min_by). `registerJavaFunction` without a return type infers one from the class's
- * `UDF1` result type: from Object it infers `struct<>`, which registers and then fails inside the first
- * job. For a class annotated `@SQLUserDefinedType` the inference makes that UDT, so each result class here
+ * bit_*, array_agg, median, mode, any_value, max_by, min_by). `registerJavaFunction` without a return type infers one
+ * from the class's `UDF1` result type: from Object it infers `struct<>`, which registers and then fails inside the
+ * first job. For a class annotated `@SQLUserDefinedType` the inference makes that UDT, so each result class here
  * is its own UDT and refuses to be made: registration fails at once, naming the type to pass. With the
  * type passed Spark never looks at these classes (the values returned are Double, BigDecimal, ...).
  */
