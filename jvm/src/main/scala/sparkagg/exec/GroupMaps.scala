@@ -264,91 +264,139 @@ object LongKeyMap {
 
 /**
  * Any other key (strings, several columns, decimals...): the key projected to an UnsafeRow, hashed, and
- * looked up by open addressing. Every group's key bytes are copied end to end into one arena of words
- * (UnsafeRows are word-aligned), so a key costs no object, and a probe compares bytes in place; emitted
- * keys are read through one UnsafeRow pointed at each in turn (valid until the next key is asked for).
+ * looked up by open addressing. Every group's key goes end to end into one arena of words (UnsafeRows are
+ * word-aligned): a header word (the key's bytes, the group) and then the key's bytes, so a key costs no
+ * object. A slot holds the key's hash and where its header is, so a probe reads the slot and then one
+ * place in the arena, which holds all it compares. As [[LongKeyMap]], a batch's keys are staged first
+ * (copied end to end into a batch arena with their hashes) and looked up together, the first pass touching
+ * every key's slot so that the cache misses of a large table overlap. Emitted keys are read through one
+ * UnsafeRow pointed at each in turn (valid until the next key is asked for).
  */
 private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int) extends GroupMap {
+  // Slot: the key's hash in the high 32 bits, its header's word + 1 in the low (0: empty).
   private var mask = 1023
-  private var slots = newSlots(mask + 1)
+  private var slots = new Array[Long](mask + 1)
   private var arena = new Array[Long](1024)
   private var used = 0 // words of the arena
-  private var starts = new Array[Int](16) // a group's first word
-  private var sizes = new Array[Int](16) // its key's bytes
-  private var hashes = new Array[Int](16)
+  private var headers = new Array[Int](16) // group -> its header's word, for emission
   private var count = 0
 
-  private def newSlots(n: Int): Array[Int] = { val a = new Array[Int](n); Arrays.fill(a, -1); a }
+  // The batch being staged: row i's key bytes from word stagedAt(i) of `staged`, its hash.
+  private var staged = new Array[Long](1024)
+  private var stagedUsed = 0
+  private var stagedAt = new Array[Int](1024)
+  private var stagedHash = new Array[Int](1024)
+  private var touched = 0L
 
   def numGroups: Int = count
 
   def groupOf(row: InternalRow): Int = {
     val key = project(row)
-    val h = key.hashCode
+    groupOfKey(key.getBaseObject, key.getBaseOffset, key.getSizeInBytes, key.hashCode)
+  }
+
+  override def stage(row: InternalRow, i: Int, groups: Array[Int]): Unit = {
+    if (i == 0) stagedUsed = 0
+    if (i >= stagedAt.length) {
+      val n = GroupVectors.grow(stagedAt.length, i + 1)
+      stagedAt = Arrays.copyOf(stagedAt, n)
+      stagedHash = Arrays.copyOf(stagedHash, n)
+    }
+    val key = project(row)
     val bytes = key.getSizeInBytes
-    var s = GroupMap.slot(h, mask)
-    while (slots(s) >= 0 && !sameKey(slots(s), h, key, bytes)) s = (s + 1) & mask
-    if (slots(s) >= 0) slots(s)
-    else {
-      val g = count
-      if (g == starts.length) {
-        val n = GroupVectors.grow(starts.length, g + 1)
-        starts = Arrays.copyOf(starts, n)
-        sizes = Arrays.copyOf(sizes, n)
-        hashes = Arrays.copyOf(hashes, n)
-      }
-      val words = bytes / 8
-      if (used.toLong + words > Int.MaxValue - 8) throw new IllegalStateException("group keys past 16 GB")
-      if (used + words > arena.length)
-        arena = Arrays.copyOf(arena, math.min(Int.MaxValue - 8L, math.max(2L * arena.length, used + words)).toInt)
-      Platform.copyMemory(key.getBaseObject, key.getBaseOffset, arena, Platform.LONG_ARRAY_OFFSET + 8L * used, bytes)
-      starts(g) = used
-      sizes(g) = bytes
-      hashes(g) = h
-      used += words
-      slots(s) = g
-      count += 1
-      if (count * 2 > mask) rehash()
-      g
+    val words = bytes / 8 + 1
+    if (stagedUsed + words > staged.length)
+      staged = Arrays.copyOf(staged, GroupVectors.grow(staged.length, stagedUsed + words))
+    staged(stagedUsed) = bytes
+    Platform.copyMemory(key.getBaseObject, key.getBaseOffset, staged,
+      Platform.LONG_ARRAY_OFFSET + 8L * (stagedUsed + 1), bytes)
+    stagedAt(i) = stagedUsed
+    stagedHash(i) = key.hashCode
+    stagedUsed += words
+  }
+
+  override def finishBatch(n: Int, groups: Array[Int]): Unit = {
+    var sum = 0L
+    var i = 0
+    while (i < n) { sum += slots(GroupMap.slot(stagedHash(i), mask)); i += 1 }
+    touched = sum
+    i = 0
+    while (i < n) {
+      val at = stagedAt(i)
+      groups(i) = groupOfKey(staged, Platform.LONG_ARRAY_OFFSET + 8L * (at + 1), staged(at).toInt, stagedHash(i))
+      i += 1
     }
   }
 
-  private def sameKey(g: Int, h: Int, key: UnsafeRow, bytes: Int): Boolean =
-    hashes(g) == h && sizes(g) == bytes &&
-      ByteArrayMethods.arrayEquals(key.getBaseObject, key.getBaseOffset, arena,
-        Platform.LONG_ARRAY_OFFSET + 8L * starts(g), bytes)
+  private def groupOfKey(base: AnyRef, offset: Long, bytes: Int, h: Int): Int = {
+    val tag = h.toLong << 32
+    var s = GroupMap.slot(h, mask)
+    var slot = slots(s)
+    while (slot != 0) {
+      if ((slot & 0xffffffff00000000L) == tag) {
+        val header = arena((slot & 0xffffffffL).toInt - 1)
+        if ((header >>> 32).toInt == bytes &&
+          ByteArrayMethods.arrayEquals(
+            base, offset, arena, Platform.LONG_ARRAY_OFFSET + 8L * (slot & 0xffffffffL), bytes))
+          return header.toInt
+      }
+      s = (s + 1) & mask
+      slot = slots(s)
+    }
+    insert(s, tag, base, offset, bytes)
+  }
+
+  private def insert(s: Int, tag: Long, base: AnyRef, offset: Long, bytes: Int): Int = {
+    val g = count
+    if (g == headers.length) headers = Arrays.copyOf(headers, GroupVectors.grow(headers.length, g + 1))
+    val words = bytes / 8 + 1
+    if (used.toLong + words > Int.MaxValue - 8) throw new IllegalStateException("group keys past 16 GB")
+    if (used + words > arena.length)
+      arena = Arrays.copyOf(arena, math.min(Int.MaxValue - 8L, math.max(2L * arena.length, used + words)).toInt)
+    arena(used) = (bytes.toLong << 32) | g
+    Platform.copyMemory(base, offset, arena, Platform.LONG_ARRAY_OFFSET + 8L * (used + 1), bytes)
+    headers(g) = used
+    slots(s) = tag | (used + 1L)
+    used += words
+    count += 1
+    if (count * 2 > mask) rehash()
+    g
+  }
 
   private def rehash(): Unit = {
+    val old = slots
     mask = mask * 2 + 1
-    slots = newSlots(mask + 1)
-    var g = 0
-    while (g < count) {
-      var s = GroupMap.slot(hashes(g), mask)
-      while (slots(s) >= 0) s = (s + 1) & mask
-      slots(s) = g
-      g += 1
+    slots = new Array[Long](mask + 1)
+    var i = 0
+    while (i < old.length) {
+      if (old(i) != 0) {
+        var s = GroupMap.slot((old(i) >> 32).toInt, mask)
+        while (slots(s) != 0) s = (s + 1) & mask
+        slots(s) = old(i)
+      }
+      i += 1
     }
   }
 
   def emit(emit: EmitTo): Int => InternalRow = {
     GroupMap.emitAllOnly(emit, "the hash table")
-    val (emittedArena, emittedStarts, emittedSizes) = (arena, starts, sizes)
+    val (emittedArena, emittedHeaders) = (arena, headers)
     val key = new UnsafeRow(numKeyFields)
     arena = new Array[Long](1024)
     used = 0
-    starts = new Array[Int](16)
-    sizes = new Array[Int](16)
-    hashes = new Array[Int](16)
+    headers = new Array[Int](16)
     count = 0
     mask = 1023
-    slots = newSlots(mask + 1)
+    slots = new Array[Long](mask + 1)
     g => {
-      key.pointTo(emittedArena, Platform.LONG_ARRAY_OFFSET + 8L * emittedStarts(g), emittedSizes(g))
+      val at = emittedHeaders(g)
+      key.pointTo(emittedArena, Platform.LONG_ARRAY_OFFSET + 8L * (at + 1), (emittedArena(at) >>> 32).toInt)
       key
     }
   }
 
-  def size: Long = 4L * (mask + 1) + 12L * starts.length + 8L * arena.length
+  def size: Long = 8L * (mask + 1) + 4L * headers.length + 8L * arena.length + 8L * staged.length +
+    8L * stagedAt.length
 }
 
 /**

@@ -4,17 +4,20 @@ import scala.collection.mutable
 import scala.util.Random
 
 import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjection}
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
+import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.api.EmitTo
 
 /**
  * The one-integer key table: groups numbered in order of first sight (NULL a group of its own), the same
  * whether keys stay in its dense array, widen it either way, or move it to the hash table; keys handed back
- * by group on emit, after which numbering starts again. Expected groups are worked by hand, or, for the
- * random cases, by a map that numbers keys in order of first sight.
+ * by group on emit, after which numbering starts again. The table of other keys (a string and an integer
+ * here) the same, looked up one at a time or staged in batches. Expected groups are worked by hand, or, for
+ * the random cases, by a map that numbers keys in order of first sight.
  */
 class GroupMapSuite extends AnyFunSuite {
   /** The groups of `keys` (None: NULL) staged and finished in batches of `batch` rows. */
@@ -106,6 +109,41 @@ class GroupMapSuite extends AnyFunSuite {
       val want = keys.map(k => expected.getOrElseUpdate(k, expected.size))
       assert(groupsOf(map, keys, batch = 1 + rnd.nextInt(5000)) == want, s"round $round")
       assert(emitted(map) == expected.keys.toSeq, s"round $round")
+    }
+  }
+
+  test("string and integer keys, one at a time and in batches, through rehashes and an emit") {
+    val rnd = new Random(11)
+    val project =
+      UnsafeProjection.create(Seq(BoundReference(0, StringType, true), BoundReference(1, IntegerType, true)))
+    val map = new RowKeyMap(project, 2)
+    def key(): (Option[String], Option[Int]) = (
+      if (rnd.nextInt(50) == 0) None else Some("k" * rnd.nextInt(3) + rnd.nextInt(3000) + "x" * rnd.nextInt(20)),
+      if (rnd.nextInt(50) == 0) None else Some(rnd.nextInt(5)))
+    def row(k: (Option[String], Option[Int])): InternalRow =
+      InternalRow(k._1.map(UTF8String.fromString).orNull, k._2.getOrElse(null))
+    for (round <- 0 until 3) {
+      val keys = Seq.fill(30000)(key())
+      val expected = mutable.LinkedHashMap.empty[(Option[String], Option[Int]), Int]
+      val want = keys.map(k => expected.getOrElseUpdate(k, expected.size))
+      val got = keys.grouped(1 + rnd.nextInt(3000)).flatMap { chunk =>
+        if (rnd.nextBoolean()) chunk.map(k => map.groupOf(row(k)))
+        else {
+          val groups = new Array[Int](chunk.size)
+          chunk.zipWithIndex.foreach { case (k, i) => map.stage(row(k), i, groups) }
+          map.finishBatch(chunk.size, groups)
+          groups.toSeq
+        }
+      }.toSeq
+      assert(got == want, s"round $round")
+      assert(map.numGroups == expected.size)
+      val emittedKey = map.emit(EmitTo.All)
+      val back = (0 until expected.size).map { g =>
+        val r = emittedKey(g)
+        (if (r.isNullAt(0)) None else Some(r.getUTF8String(0).toString), if (r.isNullAt(1)) None else Some(r.getInt(1)))
+      }
+      assert(back == expected.keys.toSeq, s"round $round")
+      assert(map.numGroups == 0)
     }
   }
 }
