@@ -102,7 +102,15 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     assert(planned("SELECT k, df_avg(d), df_count(*) FROM t GROUP BY k") == 2)
     assert(planned("SELECT k, df_avg(d), avg(d) FROM t GROUP BY k") == 2, "Spark's avg runs as sparkagg's")
     assert(planned("SELECT k, df_avg(d), avg(m) FROM t GROUP BY k") == 0, "a decimal avg stays Spark's")
-    assert(planned("SELECT k, df_count(DISTINCT s) FROM t GROUP BY k") == 0)
+    assert(planned("SELECT k, df_count(DISTINCT s) FROM t GROUP BY k") == 4, "DISTINCT in four stages")
+    assert(
+      planned("SELECT k, df_count(DISTINCT s), df_sum(DISTINCT l) FROM t GROUP BY k") == 2,
+      "two sets of distinct columns: Spark's expand and its group-by, then the operator on their rows"
+    )
+    assert(
+      planned("SELECT k, df_count(DISTINCT s), df_sum(DISTINCT l), df_avg(d) FROM t GROUP BY k") == 2,
+      "with a plain call beside them too: its states on the operator; Spark's first() of them keeps the last"
+    )
     assert(planned("SELECT k, df_avg_state(d) FROM t GROUP BY k") == 2, "state forms run there too")
     assert(planned("SELECT k, count(*) FROM t GROUP BY k") == 0)
     withConf(GroupedAggregateStrategy.AdaptersConf -> "false") {
@@ -118,6 +126,32 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
         planned("SELECT k, df_avg(CAST(m AS DECIMAL(30,5))), sum(CAST(m AS DECIMAL(30,5))) FROM t GROUP BY k") == 2,
         "wider decimals too, and Spark's sum of them"
       )
+    }
+  }
+
+  for (keys <- Seq("k", "")) {
+    val label = if (keys.isEmpty) "global" else s"GROUP BY $keys"
+    test(s"DISTINCT on the operator in four stages: every function, beside plain calls, $label, 3 partitions") {
+      spark.table("t").repartition(3).createOrReplaceTempView("tp")
+      val keyList = keys.split(", ").filter(_.nonEmpty).toSeq
+      // One query per set of distinct columns (calls spelled with the same arguments share it); t-digest
+      // estimates depend on the order states merge in and WITHIN GROUP orders by another column.
+      val sets = calls.filter(c => within(c).isEmpty && !approximate.contains(c)).groupBy(args)
+      for ((_, distinct) <- sets.toSeq.sortBy(_._1)) {
+        val plain = Seq("df_avg(d) FILTER (WHERE u % 3 <> 0)", "count(*)", "df_string_agg(s, '|')")
+        val select = keyList ++ distinct.map(c => s"df_${name(c)}(DISTINCT ${args(c).drop(1)}") ++ plain
+        val order = if (keys.isEmpty) "" else s" GROUP BY $keys ORDER BY $keys"
+        val (grouped, typed, nodes) = bothPaths(s"SELECT ${select.mkString(", ")} FROM tp$order")
+        assert(nodes.map(_.mode) ==
+            Seq(GroupedMode.Final, GroupedMode.Partial, GroupedMode.PartialMerge, GroupedMode.Partial), distinct)
+        assertSame(grouped, typed, keyList ++ distinct ++ plain)
+      }
+      // Spark's own count and sum DISTINCT, beside sparkagg's.
+      val sparkOwn = Seq("count(DISTINCT i)", "sum(DISTINCT i)", "df_avg(DISTINCT i)", "df_var_samp(d)")
+      val order = if (keys.isEmpty) "" else s" GROUP BY $keys ORDER BY $keys"
+      val (grouped, own, nodes) = bothPaths(s"SELECT ${(keyList ++ sparkOwn).mkString(", ")} FROM tp$order")
+      assert(nodes.size == 4)
+      assertSame(grouped, own, keyList ++ sparkOwn)
     }
   }
 
@@ -360,7 +394,6 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
       if (SparkFeatures.collations)
         assert(planned("SELECT k, df_avg(d), min(s COLLATE UTF8_LCASE) FROM t GROUP BY k") == 0,
           "a collated string's min stays Spark's")
-      assert(planned("SELECT k, df_avg(d), count(DISTINCT i) FROM t GROUP BY k") == 0)
       assert(planned("SELECT k, count(*), sum(d) FROM t GROUP BY k") == 0, "no sparkagg function: Spark's")
     }
   }

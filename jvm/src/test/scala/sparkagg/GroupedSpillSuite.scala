@@ -53,6 +53,27 @@ class GroupedSpillSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     assert(finals.head.metrics("numOutputRows").value == groups)
   }
 
+  test("DISTINCT's PartialMerge node out of memory spills too: its groups leave it whole, so none counts twice") {
+    // 200k keys, each with the values k, k + 200000, k + 400000 three times: 600k (key, value) groups.
+    val (keys, values) = (200000L, 600000L)
+    val df = spark.sql(
+      s"""SELECT key, df_count(DISTINCT v) AS n, df_sum(DISTINCT v) AS s, df_count(v) AS c
+         |FROM (SELECT id % $keys AS key, id % $values AS v FROM range(${3 * values})) GROUP BY key""".stripMargin)
+    df.createOrReplaceTempView("distinct_spilled")
+    val counted = spark.sql(
+      s"""SELECT count(*), count_if(n <> 3 OR s <> 3 * key + ${3 * keys} OR c <> 9)
+         |FROM distinct_spilled""".stripMargin).head()
+    assert(counted.getLong(0) == keys && counted.getLong(1) == 0)
+    df.collect()
+    val merges =
+      collect(df.queryExecution.executedPlan) {
+        case g: GroupedAggregateExec if g.mode == GroupedMode.PartialMerge => g
+      }
+    assert(merges.size == 1)
+    assert(merges.head.metrics("numSpills").value > 0, "the PartialMerge node spilled")
+    assert(merges.head.metrics("numOutputRows").value == values)
+  }
+
   // The functions' states through spills do not depend on the Spark minor, whose spilling the test above covers.
   test("every function through a Final node that spills agrees with the TypedImperativeAggregate path",
     DefaultLineOnly) {

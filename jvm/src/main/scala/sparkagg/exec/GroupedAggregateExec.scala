@@ -4,7 +4,7 @@ import org.apache.spark.TaskContext
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, PartialMerge}
 import org.apache.spark.sql.catalyst.plans.physical._
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
@@ -15,11 +15,15 @@ import org.apache.spark.sql.types.{BinaryType, DataType, StructField}
 import org.apache.spark.sql.vectorized.ColumnarBatch
 import sparkagg.catalyst.AccumulatorAggregate
 
-/** Which half of a two-phase aggregation a [[GroupedAggregateExec]] runs. */
+/** Which stage of an aggregation a [[GroupedAggregateExec]] runs. */
 sealed trait GroupedMode
 object GroupedMode {
-  /** Rows in, one state row per group out (or per row, when partial aggregation is skipped). */
+  /** Rows in, one state row per group out (or per row, when partial aggregation is skipped). A function
+   *  whose aggregate expression is in mode PartialMerge reads states instead (the third stage of DISTINCT). */
   case object Partial extends GroupedMode
+  /** State rows in, clustered by the keys; merged state rows out. It spills rather than emit early: its
+   *  groups must leave it whole (DISTINCT's second stage, whose keys include the distinct columns). */
+  case object PartialMerge extends GroupedMode
   /** State rows in, clustered by the keys; the results out, through the query's result expressions. */
   case object Final extends GroupedMode
 }
@@ -31,9 +35,11 @@ object GroupedMode {
  * a batch at once, natively in primitive arrays where it has a native accumulator. Planned by
  * [[GroupedAggregateStrategy]] as a Partial node below a shuffle and a Final node above it.
  *
- * `stateAttributes` are the state fields of every function, in order: the Partial node's output after
- * the keys and the Final node's input. Per task, [[GroupedAggregation]] does the work, including
- * memory accounting, spilling (Final) or early emission (Partial), and skipping partial aggregation.
+ * `stateAttributes` are the state fields of every function, in order: a Partial or PartialMerge node's
+ * output after the keys, and what a merging function reads (every function of a PartialMerge or Final
+ * node, a PartialMerge-mode one of a Partial node). Per task, [[GroupedAggregation]] does the work,
+ * including memory accounting, spilling (PartialMerge, Final) or early emission (Partial), and skipping
+ * partial aggregation.
  */
 case class GroupedAggregateExec(
     mode: GroupedMode,
@@ -51,25 +57,36 @@ case class GroupedAggregateExec(
   override def output: Seq[Attribute] = resultExpressions.map(_.toAttribute)
 
   override def producedAttributes: AttributeSet = mode match {
-    case GroupedMode.Partial => AttributeSet(stateAttributes)
     case GroupedMode.Final => AttributeSet(aggregateExpressions.map(_.resultAttribute))
+    case _ => AttributeSet(stateAttributes) -- AttributeSet(merging.flatten)
   }
 
-  // The Final node reads keys and states only; its aggregate expressions name the Partial's input. (A lazy
-  // val, as Spark 3.5 declares it, with Spark's own rule for the Partial: it cannot be called as super.)
-  override lazy val references: AttributeSet = mode match {
-    case GroupedMode.Partial => AttributeSet.fromAttributeSets(expressions.map(_.references)) -- producedAttributes
-    case GroupedMode.Final => AttributeSet(groupingExpressions.map(_.toAttribute) ++ stateAttributes)
+  /** Each function's state fields within `stateAttributes`. */
+  private def stateSlices: Seq[Seq[Attribute]] = {
+    val sizes = functions.map(_.call.exchangedFields.size)
+    sizes.scanLeft(0)(_ + _).zip(sizes).map { case (from, n) => stateAttributes.slice(from, from + n) }
   }
+
+  /** The states each function merges from its input: none for a function that reads its arguments. */
+  private def merging: Seq[Seq[Attribute]] =
+    stateSlices.zip(GroupedAggregateExec.merges(mode, aggregateExpressions)).map { case (s, m) => if (m) s else Nil }
+
+  // A merging function reads its states, not the arguments its aggregate expression names. (A lazy val,
+  // as Spark 3.5 declares it: Spark's own rule cannot be called as super.)
+  override lazy val references: AttributeSet = AttributeSet.fromAttributeSets(
+    groupingExpressions.map(_.references) ++ aggregateExpressions.zip(merging).map {
+      case (a, Seq()) => a.references
+      case (_, states) => AttributeSet(states)
+    })
 
   override def requiredChildDistribution: Seq[Distribution] = mode match {
     case GroupedMode.Partial => UnspecifiedDistribution :: Nil
-    case GroupedMode.Final if groupingExpressions.isEmpty => AllTuples :: Nil
-    case GroupedMode.Final => SparkInternals.clusteredBy(groupingExpressions.map(_.toAttribute)) :: Nil
+    case _ if groupingExpressions.isEmpty => AllTuples :: Nil
+    case _ => SparkInternals.clusteredBy(groupingExpressions.map(_.toAttribute)) :: Nil
   }
 
   override def outputPartitioning: Partitioning = child.outputPartitioning match {
-    case p: Expression with Partitioning if mode == GroupedMode.Final && p.references.subsetOf(outputSet) => p
+    case p: Expression with Partitioning if mode != GroupedMode.Partial && p.references.subsetOf(outputSet) => p
     case p => UnknownPartitioning(p.numPartitions)
   }
 
@@ -103,6 +120,7 @@ case class GroupedAggregateExec(
         stateAttributes,
         resultExpressions,
         aggregateExpressions.map(_.resultAttribute),
+        GroupedAggregateExec.merges(mode, aggregateExpressions),
         sorted
       )
       val task = TaskContext.get()
@@ -117,7 +135,10 @@ case class GroupedAggregateExec(
 
   override def simpleString(maxFields: Int): String = {
     val keys = groupingExpressions.map(_.toAttribute.toString).mkString("[", ", ", "]")
-    val calls = functions.map(f => f.toString + (if (f.sparkOwn) " (Spark's)" else "")).mkString("[", ", ", "]")
+    val calls = functions.zip(aggregateExpressions).map { case (f, a) =>
+      (if (a.isDistinct) "distinct " else "") + f.toString + (if (f.sparkOwn) " (Spark's)" else "") +
+        (if (mode == GroupedMode.Partial && a.mode == PartialMerge) " (merge)" else "")
+    }.mkString("[", ", ", "]")
     val batches = if (columnarInput) ", columnar input" else ""
     s"SparkAggGroupedAggregate ${mode.toString.toLowerCase}$batches, keys=$keys, functions=$calls"
   }
@@ -127,6 +148,11 @@ case class GroupedAggregateExec(
 }
 
 object GroupedAggregateExec extends AdaptiveSparkPlanHelper {
+  /** Which functions merge states rather than read their arguments: every one after the first stage,
+   *  and in a Partial node those whose expression the planner put in mode PartialMerge. */
+  def merges(mode: GroupedMode, aggregates: Seq[AggregateExpression]): Seq[Boolean] =
+    aggregates.map(a => mode != GroupedMode.Partial || a.mode == PartialMerge)
+
   /** The grouped operator's metrics in an executed query's plan, summed per mode, e.g.
    *  "final numSpills" -> 3: for tests, benchmarks and users checking what a query did. */
   def metricsOf(df: DataFrame): java.util.Map[String, java.lang.Long] = {

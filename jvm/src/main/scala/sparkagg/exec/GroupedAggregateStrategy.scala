@@ -1,9 +1,9 @@
 package sparkagg.exec
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Alias, AttributeReference, NamedExpression}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeReference, Expression, NamedExpression}
 import org.apache.spark.sql.sparkagg.SparkInternals
-import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Complete}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, AggregateFunction, Complete, Final, Partial, PartialMerge}
 import org.apache.spark.sql.catalyst.planning.PhysicalAggregation
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.rules.Rule
@@ -12,13 +12,14 @@ import org.apache.spark.sql.internal.SQLConf
 import sparkagg.catalyst.{AccumulatorAggregate, Form, SparkAggregates}
 
 /**
- * Plans an aggregation of sparkagg's functions, each without DISTINCT (plainly or in a state form:
- * `_state`, `_merge`, `_merge_state`) and with a native GroupsAccumulator (unless `adapters`, below),
- * as a Partial [[GroupedAggregateExec]] below a shuffle by the keys and a Final one above it, as Spark
- * plans its own hash aggregation. Spark's own count, sum, avg, min and max among them run there too, as the sparkagg
- * calls [[SparkAggregates]] names (the plan marks them "Spark's"); an aggregation without any sparkagg function is left
- * alone. Anything else stays with Spark's planner, where sparkagg's functions run as TypedImperativeAggregates in
- * ObjectHashAggregateExec.
+ * Plans an aggregation of sparkagg's functions, each plainly or in a state form (`_state`, `_merge`,
+ * `_merge_state`) and with a native GroupsAccumulator (unless `adapters`, below), as a Partial
+ * [[GroupedAggregateExec]] below a shuffle by the keys and a Final one above it, as Spark plans its own hash
+ * aggregation; with DISTINCT calls (plain, without FILTER), in four nodes as Spark plans those
+ * (`withDistinct`). Spark's own count, sum, avg, min and max among them run there too, as the sparkagg calls
+ * [[SparkAggregates]] names (the plan marks them "Spark's"); an aggregation without any sparkagg function is
+ * left alone. Anything else stays with Spark's planner, where sparkagg's functions run as
+ * TypedImperativeAggregates in ObjectHashAggregateExec.
  *
  * Settings (read when a query runs):
  *  - `spark.sparkagg.groups.enabled` (default true): false plans every aggregation Spark's way.
@@ -40,22 +41,10 @@ case class GroupedAggregateStrategy(spark: SparkSession) extends SparkStrategy {
         if GroupedAggregateStrategy.enabled(spark) &&
           GroupedAggregateStrategy.grouped(spelled, GroupedAggregateStrategy.adapters(spark)).isDefined =>
       val aggregates = GroupedAggregateStrategy.grouped(spelled, GroupedAggregateStrategy.adapters(spark)).get
-      // As Spark's own Aggregation strategy: NaN and -0.0 keys normalized, so each is one group.
-      val grouping = keyExpressions.map { e =>
-        SparkInternals.normalizeFloatingKeys(e) match {
-          case n: NamedExpression => n
-          case other => Alias(other, e.name)(exprId = e.exprId)
-        }
-      }
-      val stateAttributes = aggregates.map { a =>
-        val function = a.aggregateFunction.asInstanceOf[AccumulatorAggregate]
-        function.call.exchangedFields.map(f =>
-          AttributeReference(s"${function.prettyName}_${f.name}", f.dataType)())
-      }.flatten
-      val keys = grouping.map(_.toAttribute)
-      val partial = GroupedAggregateExec(GroupedMode.Partial, grouping, aggregates, stateAttributes,
-        keys ++ stateAttributes, planLater(child))
-      GroupedAggregateExec(GroupedMode.Final, keys, aggregates, stateAttributes, results, partial) :: Nil
+      val grouping = keyExpressions.map(GroupedAggregateStrategy.normalized)
+      val (distinct, regular) = aggregates.partition(_.isDistinct)
+      if (distinct.isEmpty) GroupedAggregateStrategy.twoStages(grouping, aggregates, results, planLater(child)) :: Nil
+      else GroupedAggregateStrategy.withDistinct(grouping, distinct, regular, results, planLater(child)) :: Nil
     case _ => Nil
   }
 }
@@ -71,6 +60,72 @@ object GroupedAggregateStrategy {
   def enabled(spark: SparkSession): Boolean = spark.conf.get(EnabledConf, "true").toBoolean
   def adapters(spark: SparkSession): Boolean = spark.conf.get(AdaptersConf, "false").toBoolean
 
+  /** A key (or distinct column) as Spark's own Aggregation strategy has it: NaN and -0.0 normalized, so each
+   *  is one group. */
+  private def normalized(e: NamedExpression): NamedExpression = SparkInternals.normalizeFloatingKeys(e) match {
+    case n: NamedExpression => n
+    case other => Alias(other, e.name)(exprId = e.exprId)
+  }
+
+  /** Fresh attributes for the fields each call's states cross the exchange in. */
+  private def stateAttributesOf(aggregates: Seq[AggregateExpression]): Seq[Attribute] = aggregates.flatMap { a =>
+    val function = a.aggregateFunction.asInstanceOf[AccumulatorAggregate]
+    function.call.exchangedFields.map(f => AttributeReference(s"${function.prettyName}_${f.name}", f.dataType)())
+  }
+
+  /** A Partial node below a shuffle by the keys and a Final one above it. */
+  private def twoStages(
+      grouping: Seq[NamedExpression],
+      aggregates: Seq[AggregateExpression],
+      results: Seq[NamedExpression],
+      child: SparkPlan): SparkPlan = {
+    val states = stateAttributesOf(aggregates)
+    val keys = grouping.map(_.toAttribute)
+    val partial = GroupedAggregateExec(GroupedMode.Partial, grouping, aggregates, states, keys ++ states, child)
+    GroupedAggregateExec(GroupedMode.Final, keys, aggregates, states, results, partial)
+  }
+
+  /**
+   * DISTINCT calls (every one over the same columns, which Spark's analyzer ensures; it rewrites any other
+   * mix into an expand and two aggregations without DISTINCT) in four stages, as Spark plans its own:
+   *  1. Partial, grouped by the keys and the distinct columns: the other calls' states;
+   *  2. PartialMerge after a shuffle by those, merging them: each key's distinct values are now one row;
+   *  3. Partial grouped by the keys: the other calls merge their states, the DISTINCT calls update from the
+   *     distinct values;
+   *  4. Final after a shuffle by the keys.
+   */
+  private def withDistinct(
+      grouping: Seq[NamedExpression],
+      distinct: Seq[AggregateExpression],
+      regular: Seq[AggregateExpression],
+      results: Seq[NamedExpression],
+      child: SparkPlan): SparkPlan = {
+    val columns = distinct.head.aggregateFunction.children.filterNot(_.foldable)
+    val named = columns.map {
+      case n: NamedExpression => normalized(n)
+      case other => normalized(Alias(other, other.toString)())
+    }
+    val columnOf = columns.zip(named.map(_.toAttribute)).toMap
+    val onColumns = distinct.map(a =>
+      a.copy(
+        aggregateFunction = a.aggregateFunction.transformDown {
+          case e: Expression if columnOf.contains(e) => columnOf(e)
+        }.asInstanceOf[AggregateFunction]))
+    val keys = grouping.map(_.toAttribute)
+    val keysAndColumns = keys ++ named.map(_.toAttribute)
+    val regularStates = stateAttributesOf(regular)
+    val distinctStates = stateAttributesOf(onColumns)
+    val first = GroupedAggregateExec(GroupedMode.Partial, grouping ++ named, regular.map(_.copy(mode = Partial)),
+      regularStates, keysAndColumns ++ regularStates, child)
+    val merged = regular.map(_.copy(mode = PartialMerge))
+    val second = GroupedAggregateExec(GroupedMode.PartialMerge, keysAndColumns, merged, regularStates,
+      keysAndColumns ++ regularStates, first)
+    val all = merged ++ onColumns.map(_.copy(mode = Partial))
+    val states = regularStates ++ distinctStates
+    val third = GroupedAggregateExec(GroupedMode.Partial, keys, all, states, keys ++ states, second)
+    GroupedAggregateExec(GroupedMode.Final, keys, all.map(_.copy(mode = Final)), states, results, third)
+  }
+
   /** The aggregation's calls as the grouped operator runs them (Spark's own replaced by their sparkagg
    *  equivalents), or None when it does not: it has no sparkagg function, or a call that cannot run there. */
   def grouped(aggregates: Seq[AggregateExpression], adapters: Boolean): Option[Seq[AggregateExpression]] = {
@@ -84,11 +139,13 @@ object GroupedAggregateStrategy {
     if (sparkaggs && calls.forall(_.exists(runsGrouped(_, adapters)))) Some(calls.flatten) else None
   }
 
-  /** Whether the call runs on the grouped operator: an aggregate without DISTINCT, and with a native
-   *  GroupsAccumulator for its argument types unless `adapters`. */
+  /** Whether the call runs on the grouped operator: with a native GroupsAccumulator for its argument types
+   *  unless `adapters`, and (for DISTINCT) plainly, not in a state form, and without FILTER. */
   private def runsGrouped(a: AggregateExpression, adapters: Boolean): Boolean =
-    a.mode == Complete && !a.isDistinct && (a.aggregateFunction match {
-      case f: AccumulatorAggregate => Form.aggregates.contains(f.form) && (adapters || f.call.hasNativeGroups)
+    a.mode == Complete && (a.aggregateFunction match {
+      case f: AccumulatorAggregate =>
+        Form.aggregates.contains(f.form) && (adapters || f.call.hasNativeGroups) &&
+        !(a.isDistinct && (f.form != Form.Plain || a.filter.isDefined))
       case _ => false
     })
 

@@ -21,11 +21,11 @@ final case class GroupedSettings(batchSize: Int, skipPartialRows: Long, skipPart
  *
  * Memory: after each batch twice the groups' bytes (the key table's and every accumulator's `size`)
  * are asked of Spark's memory manager. When it refuses, a Partial node emits every group's state early (the
- * Final node merges them again; the memory stays held until the emitted rows are read), and a Final node
- * spills: its groups' keys and states, sorted by key, go to an UnsafeKVExternalSorter (on disk as soon as another spill
- * follows or memory is needed); at the end every run is merged by key, each key's states are merged into a fresh set of
- * accumulators, and groups are emitted with `EmitTo.First` as their keys are passed, so merging holds a batch of
- * groups. Input already sorted by the keys is aggregated the same way from the start.
+ * Final node merges them again; the memory stays held until the emitted rows are read), and a PartialMerge or
+ * Final node spills: its groups' keys and states, sorted by key, go to an UnsafeKVExternalSorter (on disk as soon as
+ * another spill follows or memory is needed); at the end every run is merged by key, each key's states are merged into
+ * a fresh set of accumulators, and groups are emitted with `EmitTo.First` as their keys are passed, so merging holds a
+ * batch of groups. Input already sorted by the keys is aggregated the same way from the start.
  *
  * Skipping partial aggregation (DataFusion's skip_partial_aggregation_probe_*): once a Partial node has
  * read `skipPartialRows` rows, if its groups number at least `skipPartialRatio` of them, aggregation does
@@ -63,7 +63,7 @@ private[exec] final class GroupedAggregation(
   private var reserved = 0L
   private var rowsRead = 0L
   // Rows passed on as states are arguments turned into states; a state form's input is states already.
-  private var probed = !partial || !setup.hasKeys || setup.statesIn.contains(true) ||
+  private var probed = !partial || !setup.hasKeys || !setup.functions.indices.forall(setup.updates) ||
     !accumulators.forall(_.supportsConvertToState) || settings.skipPartialRows < 0
   private var skipping = false
   private var spilled: UnsafeKVExternalSorter = null
@@ -143,13 +143,14 @@ private[exec] final class GroupedAggregation(
     } else Iterator.empty
   }
 
-  /** Updates (Partial) or merges (Final, and a state form's Partial) every function with the batch. */
+  /** Updates every function with the batch, or merges the states it holds (exchanged or given). */
   private def feed(columns: Array[Column], n: Int): Unit = {
     val total = groups.numGroups
     for (j <- functions) guard(j) {
       val own = setup.columnsOf(j).map(columns)
       val filter = if (setup.filterOf(j) < 0) None else Some(columns(setup.filterOf(j)))
-      if (!partial) accumulators(j).mergeBatch(Columns.of(n, setup.calls(j).received(own)), groupIndices, filter, total)
+      if (setup.merges(j))
+        accumulators(j).mergeBatch(Columns.of(n, setup.calls(j).received(own)), groupIndices, filter, total)
       else if (setup.statesIn(j)) {
         val given = Columns.of(n, own)
         setup.calls(j).checkGiven(given, filter)
@@ -174,13 +175,14 @@ private[exec] final class GroupedAggregation(
 
   private def release(): Unit = { freeMemory(reserved); reserved = 0L; releaseOnNextStep = false }
 
-  /** The emitted groups' output rows: Partial, key and states; Final, the result expressions. */
+  /** The emitted groups' output rows: key and states, or (Final) the result expressions. */
   private def emit(emitTo: EmitTo): Iterator[InternalRow] = {
     catchUp()
     val n = emitTo.count(groups.numGroups)
     metrics("numGroups") += n
     val columns: Array[Column] =
-      if (partial) functions.flatMap(j => setup.calls(j).exchanged(guard(j)(accumulators(j).state(emitTo)), n)).toArray
+      if (setup.emitsStates)
+        functions.flatMap(j => setup.calls(j).exchanged(guard(j)(accumulators(j).state(emitTo)), n)).toArray
       else
         functions.map { j =>
           if (setup.stateOut(j)) setup.calls(j).stateColumn(guard(j)(accumulators(j).state(emitTo)), n)
@@ -190,7 +192,7 @@ private[exec] final class GroupedAggregation(
     // The emitted columns hold the groups' bytes until their rows are read: the memory is given back when
     // the next batch starts (step), not now, or the other tasks could take it while both are alive.
     if (emitTo == EmitTo.All) releaseOnNextStep = true
-    rowsOf(keys, n, columns, if (partial) setup.stateTypes.flatten else setup.returnTypes)
+    rowsOf(keys, n, columns, if (setup.emitsStates) setup.stateTypes.flatten else setup.returnTypes)
   }
 
   /** Rows passed on as states of their own (partial aggregation skipped). */
@@ -224,10 +226,10 @@ private[exec] final class GroupedAggregation(
   private def catchUp(): Unit = {
     for (j <- functions) {
       val own = setup.columnsOf(j).map(empty)
-      if (partial && !setup.statesIn(j))
+      if (setup.updates(j))
         accumulators(j).updateBatch(Columns.of(0, own), groupIndices, None, groups.numGroups)
       else {
-        val states = if (partial) own else setup.calls(j).received(own)
+        val states = if (setup.merges(j)) setup.calls(j).received(own) else own
         accumulators(j).mergeBatch(Columns.of(0, states), groupIndices, None, groups.numGroups)
       }
     }
@@ -241,7 +243,8 @@ private[exec] final class GroupedAggregation(
 
   private def newSorter() = SparkInternals.newKVSorter(keySchema, stateSchema, memory.pageSizeBytes)
 
-  /** Final node out of memory: its groups' keys and states go to a sorted run; memory is released. */
+  /** A PartialMerge or Final node out of memory: its groups' keys and states go to a sorted run; memory is
+   *  released. */
   private def spillGroups(): Unit = {
     catchUp()
     val n = groups.numGroups

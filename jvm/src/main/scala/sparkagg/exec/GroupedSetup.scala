@@ -20,6 +20,7 @@ private[exec] final class GroupedSetup(
     stateAttributes: Seq[Attribute],
     resultExpressions: Seq[NamedExpression],
     resultAttributes: Seq[Attribute],
+    val merges: Seq[Boolean],
     val sortedInput: Boolean) {
 
   private val keys: Seq[Expression] = groupingExpressions.map(BindReferences.bindReference(_: Expression, input))
@@ -36,32 +37,33 @@ private[exec] final class GroupedSetup(
   val stateOut: Seq[Boolean] = functions.map(_.form.stateOut)
   val returnTypes: Seq[DataType] =
     calls.zip(stateOut).map { case (c, state) => if (state) c.bound.stateSchema else c.bound.returnType }
+  /** Whether the node's rows out are keys and states (every stage but the last). */
+  val emitsStates: Boolean = mode != GroupedMode.Final
+  /** How function `j` takes its input: merging exchanged states, merging states a user gave, or updating. */
+  def updates(j: Int): Boolean = !merges(j) && !statesIn(j)
 
-  /** What each function reads from an input row: its (cast) arguments, or its state fields; then its
-   *  filter. Plain columns of the right type are read in place, else every value is projected first. */
+  /** What each function reads from an input row: its exchanged states, the fields of a state it was given,
+   *  or its (cast) arguments; then its filter. Plain columns of the right type are read in place, else every
+   *  value is projected first. */
   private val (valueExpressions, argumentColumns, filterColumns) = {
-    val perFunction: Seq[Seq[Expression]] = mode match {
-      case GroupedMode.Partial =>
-        functions.map { f =>
-          val read = if (f.form.statesIn) stateFields(f) else f.call.castArguments(f.children)
-          read.map(BindReferences.bindReference(_, input))
-        }
-      case GroupedMode.Final =>
-        val sizes = stateTypes.map(_.size)
-        val offsets = sizes.scanLeft(0)(_ + _)
-        sizes.indices.map(i =>
-          stateAttributes.slice(offsets(i), offsets(i) + sizes(i))
-            .map(BindReferences.bindReference(_: Expression, input)))
+    val sizes = stateTypes.map(_.size)
+    val offsets = sizes.scanLeft(0)(_ + _)
+    val perFunction: Seq[Seq[Expression]] = functions.indices.map { j =>
+      val f = functions(j)
+      val read =
+        if (merges(j)) stateAttributes.slice(offsets(j), offsets(j) + sizes(j))
+        else if (f.form.statesIn) stateFields(f)
+        else f.call.castArguments(f.children)
+      read.map(BindReferences.bindReference(_: Expression, input))
     }
-    // FILTER applies to rows; the Final node's states passed it already. A state form's NULL states are
-    // passed over, as the row host passes them over.
-    val boundFilters = if (mode == GroupedMode.Final) filters.map(_ => None)
-    else
-      functions.zip(filters).map {
-        case (f, filter) if f.form.statesIn =>
-          Some(filter.foldLeft(IsNotNull(f.children.head): Expression)(And(_, _)))
-        case (_, filter) => filter
-      }.map(_.map(BindReferences.bindReference(_, input)))
+    // FILTER applies to rows; exchanged states passed it already. A state form's NULL states are passed
+    // over, as the row host passes them over.
+    val boundFilters = functions.indices.map { j =>
+      if (merges(j)) None
+      else if (functions(j).form.statesIn)
+        Some(filters(j).foldLeft(IsNotNull(functions(j).children.head): Expression)(And(_, _)))
+      else filters(j)
+    }.map(_.map(BindReferences.bindReference(_, input)))
     val all = perFunction.flatten ++ boundFilters.flatten
     val starts = perFunction.map(_.size).scanLeft(0)(_ + _)
     val columns = perFunction.indices.map(i => (starts(i) until starts(i + 1)).toArray)
@@ -120,10 +122,8 @@ private[exec] final class GroupedSetup(
     case _ => new RowKeyMap(keyProjection(), keys.size)
   }
 
-  /** Output rows from a group's key joined with its values (states for Partial, results for Final). */
-  def outputProjection(): UnsafeProjection = mode match {
-    case GroupedMode.Partial => UnsafeProjection.create((keyTypes ++ stateTypes.flatten).toArray)
-    case GroupedMode.Final =>
-      UnsafeProjection.create(resultExpressions, groupingExpressions.map(_.toAttribute) ++ resultAttributes)
-  }
+  /** Output rows from a group's key joined with its values (states, or the results of a Final node). */
+  def outputProjection(): UnsafeProjection =
+    if (emitsStates) UnsafeProjection.create((keyTypes ++ stateTypes.flatten).toArray)
+    else UnsafeProjection.create(resultExpressions, groupingExpressions.map(_.toAttribute) ++ resultAttributes)
 }
