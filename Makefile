@@ -64,8 +64,9 @@ $(VENV)/.bench: $(VENV)/.installed
 	$(PY) -m pip install -q -e 'python[test,bench]'
 	touch $@
 
+# The log ends with the 25 slowest tests, to see where the suite's time goes.
 test-python: jar bench-deps
-	$(PY) -m pytest tests -q
+	$(PY) -m pytest tests -q --durations=25
 
 # The house style: scalafmt over the Scala sources and build files (`./build/sbt scalafmtAll` applies it),
 # ruff over the Python (`.venv/bin/ruff check --fix python tests bench` mends what it can).

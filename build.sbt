@@ -91,6 +91,8 @@ def sparkLine(line: SparkLine): Project =
         "-Djdk.reflect.useDirectMethodHandle=false"
       ),
       Test / parallelExecution := false,
+      // Each test's duration in the log, to see where the suite's time goes.
+      Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
       // The long partition sweeps run on the default minor; the others sweep one count (testing/Sweep.scala).
       Test / javaOptions ++= (if (line == SparkLines.default) Nil else Seq("-Dsparkagg.test.sweep=short")),
       Test / testOptions ++= (if (line == SparkLines.default) Nil
