@@ -114,7 +114,11 @@ final class BinaryColumn(val bytes: Array[Byte], val offsets: Array[Int], val va
   /** A view of the row's bytes, valid while this column lives. */
   override def getUTF8String(row: Int): UTF8String = UTF8String.fromBytes(bytes, offsets(row), length(row))
   def get(row: Int, dataType: DataType): AnyRef =
-    if (isNullAt(row)) null else if (dataType == StringType) getUTF8String(row) else getBinary(row)
+    if (isNullAt(row)) null else if (dataType.isInstanceOf[StringType]) getUTF8String(row) else getBinary(row)
+  override def copy(row: Int, dataType: DataType): AnyRef =
+    if (isNullAt(row)) null
+    else if (dataType.isInstanceOf[StringType]) UTF8String.fromBytes(getBinary(row))
+    else getBinary(row)
 }
 
 object BinaryColumn {

@@ -14,7 +14,8 @@ import sparkagg.catalyst.ArrayValues
 /**
  * Gathers chosen fields of up to `capacity` Catalyst rows into the api's [[Column]]s, the batches a
  * [[GroupsAccumulator]] reads: integer-like fields into a long array, float and double into a double
- * array, booleans into a boolean array, anything else as copied Catalyst values. The arrays are reused:
+ * array, booleans into a boolean array, strings, binaries and lists of doubles end to end into one array,
+ * anything else as copied Catalyst values. The arrays are reused:
  * a batch's columns are valid until the next batch is built (accumulators copy what they keep).
  */
 private[exec] final class BatchBuilder(fields: Seq[(Int, DataType)], capacity: Int) {
@@ -54,7 +55,8 @@ private object FieldBuilder {
     case FloatType => new FloatBuilder(ordinal, capacity)
     case DoubleType => new DoubleBuilder(ordinal, capacity)
     case ArrayType(DoubleType, _) => new DoubleListBuilder(ordinal, capacity)
-    case BinaryType => new BinaryBuilder(ordinal, capacity)
+    case BinaryType => new BinaryBuilder(ordinal, capacity, strings = false)
+    case _: StringType => new BinaryBuilder(ordinal, capacity, strings = true)
     case _ => new ValueBuilder(ordinal, dataType, capacity)
   }
 }
@@ -163,12 +165,15 @@ private final class DoubleListBuilder(ordinal: Int, capacity: Int) extends EndTo
   }
 }
 
-/** Binary values (packed states) gathered end to end, no array per value. */
-private final class BinaryBuilder(ordinal: Int, capacity: Int) extends EndToEndBuilder(ordinal, capacity) {
+/** Binary values (packed states) or strings gathered end to end, no object per value: a string column reads
+ *  each row as a view of these bytes (copied only by a function that keeps it). */
+private final class BinaryBuilder(ordinal: Int, capacity: Int, strings: Boolean)
+  extends EndToEndBuilder(ordinal, capacity) {
   private var bytes = new Array[Byte](64 * capacity)
 
   protected def putValue(row: InternalRow, o: Int): Unit = row match {
-    // A shuffled row's bytes copied straight out of it, without the array getBinary makes.
+    // A shuffled row's bytes copied straight out of it (strings and binaries are laid out alike), without
+    // the array getBinary makes.
     case u: UnsafeRow if u.getBaseObject.isInstanceOf[Array[Byte]] =>
       val offsetAndSize = u.getLong(o)
       val size = offsetAndSize.toInt
@@ -176,6 +181,11 @@ private final class BinaryBuilder(ordinal: Int, capacity: Int) extends EndToEndB
       System.arraycopy(u.getBaseObject, (u.getBaseOffset - Platform.BYTE_ARRAY_OFFSET + (offsetAndSize >>> 32)).toInt,
         bytes, length, size)
       length += size
+    case _ if strings =>
+      val value = row.getUTF8String(o)
+      room(value.numBytes)
+      value.writeToMemory(bytes, Platform.BYTE_ARRAY_OFFSET + length)
+      length += value.numBytes
     case _ =>
       val value = row.getBinary(o)
       room(value.length)
@@ -195,7 +205,6 @@ private final class ValueBuilder(ordinal: Int, dataType: DataType, capacity: Int
   // A copy by the type's own getter: the generic `get` looks the type up on every call.
   private val read: (InternalRow, Int) => Any = dataType match {
     case _: ArrayType => (r, o) => r.getArray(o).copy()
-    case _: StringType => (r, o) => r.getUTF8String(o).clone()
     case d: DecimalType => (r, o) => r.getDecimal(o, d.precision, d.scale).clone()
     case s: StructType => (r, o) => r.getStruct(o, s.size).copy()
     case _ => (r, o) => InternalRow.copyValue(r.get(o, dataType))
@@ -205,8 +214,8 @@ private final class ValueBuilder(ordinal: Int, dataType: DataType, capacity: Int
 }
 
 /**
- * Values in Catalyst's own representation (UTF8String, Decimal, ArrayData, InternalRow), copied out of
- * their rows: the column of any type without a primitive layout (strings, decimals, lists, structs).
+ * Values in Catalyst's own representation (Decimal, ArrayData, InternalRow), copied out of their rows: the
+ * column of any type without a primitive or end-to-end layout (decimals, lists, structs).
  */
 private[exec] final class CatalystColumn(values: Array[Any], validity: Array[Long], val numRows: Int) extends Column {
   lazy val hasNulls: Boolean = !Validity.allValid(validity, numRows)
