@@ -6,9 +6,10 @@ df_avg, df_sum, df_var_samp against Spark's code-generated avg, sum, var_samp; d
 against percentile_approx (p = 0.5), df_array_agg against collect_list (through size(...), so the cost is
 building the lists), df_string_agg against string_agg (concat_ws over collect_list on 3.5, which has none;
 through length(...)), df_min of strings and df_sum of decimal(12,2) against Spark's min and sum, df_median
-against median, df_mode of strings against mode, and df_avg beside Spark's own count(*) (which stays on the
-grouped operator) against Spark's avg beside it. On the cached table's integer keys also against sparkagg's
-own TypedImperativeAggregate path (the same calls with spark.sparkagg.groups.enabled=false), and on the
+against median, df_mode of strings against mode, df_avg beside Spark's own count(*) (which stays on the
+grouped operator) against Spark's avg beside it, and df_count(DISTINCT s) (four nodes) against Spark's. On
+the cached table's integer keys also against sparkagg's own TypedImperativeAggregate path (the same calls
+with spark.sparkagg.groups.enabled=false), and on the
 Parquet file df_avg, df_sum and df_count against DataFusion 55's avg, sum and count of the same file
 (SessionContext with 2 target partitions, as local[2]). Then, unless --no-spill, 20M groups in a separate
 Spark with 1 GB of driver memory, which completes by spilling: df_avg/df_sum/df_count, then df_median and
@@ -57,6 +58,7 @@ CALLS = [
     ("df_median", "df_median(x)", "median", "median(x)"),
     ("df_mode of strings", "df_mode(s)", "mode", "mode(s)"),
     ("df_avg + Spark's count(*)", "df_avg(x), count(*)", "avg + count(*)", "avg(x), count(*)"),
+    ("df_count DISTINCT", "df_count(DISTINCT s)", "count DISTINCT", "count(DISTINCT s)"),
 ]
 
 # (name for --shapes, label, view, grouping keys, group count). The views are made by tables().
