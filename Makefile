@@ -113,8 +113,8 @@ fuzz: $(if $(FUZZ_ON_DEFAULT),jar,wheel .venvs/spark-$(FUZZ_SPARK)/.installed)
 
 # Each script prints its figures and records its ratios in $(BENCH_OUT)/<script>.json; plot.py draws
 # them all into $(BENCH_OUT)/bench.png (bench/results/bench.png is the README's plot). BENCH_ROWS=N makes
-# the same steps a short trial: N rows, one run per query, no 20M-group spill run (minutes otherwise), and
-# bench_grouped on one shape of each input instead of all twelve.
+# the same steps a short trial: N rows, one run per query, no 20M-group spill run (minutes otherwise),
+# bench_window at two frame widths, and bench_grouped on one shape of each input instead of all twelve.
 BENCH_OUT ?= bench/results
 BENCH_TRIAL = $(if $(BENCH_ROWS),--rows $(BENCH_ROWS) --repeat 1)
 COMMA := ,
@@ -122,7 +122,7 @@ bench: jars bench-deps
 	$(PY) bench/bench_avg_sum.py --out $(BENCH_OUT) $(BENCH_TRIAL)
 	$(PY) bench/bench_numeric.py --out $(BENCH_OUT) $(BENCH_TRIAL)
 	$(PY) bench/bench_collections.py --out $(BENCH_OUT) $(BENCH_TRIAL)
-	$(PY) bench/bench_window.py --out $(BENCH_OUT) $(BENCH_TRIAL)
+	$(PY) bench/bench_window.py --out $(BENCH_OUT) $(BENCH_TRIAL) $(if $(BENCH_ROWS),--widths 10$(COMMA)100)
 	$(PY) bench/bench_grouped.py --out $(BENCH_OUT) $(BENCH_TRIAL) \
 	  $(if $(BENCH_ROWS),--no-spill --shapes cached-1k$(COMMA)range-1M$(COMMA)parquet-1M$(COMMA)join)
 	$(PY) bench/bench_python_udaf.py --out $(BENCH_OUT) $(BENCH_TRIAL)

@@ -99,9 +99,9 @@ def _fuzz_agreed(result, queries: int) -> None:
 
 @pytest.mark.spark
 def test_make_fuzz():
-    _fuzz_agreed(run_documented("make fuzz FUZZ_COUNT=30", timeout=1800), 30)
+    _fuzz_agreed(run_documented("make fuzz FUZZ_COUNT=15", timeout=1800), 15)
 
 
 @pytest.mark.spark
 def test_make_fuzz_on_the_oldest_spark():
-    _fuzz_agreed(run_documented("make fuzz FUZZ_SPARK=3.5 FUZZ_COUNT=20", timeout=1800), 20)
+    _fuzz_agreed(run_documented("make fuzz FUZZ_SPARK=3.5 FUZZ_COUNT=10", timeout=1800), 10)
