@@ -483,6 +483,43 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     assert(run(Min) == Seq("1.0", "-Infinity", "NaN", "-0.0", "NULL", "NULL"))
   }
 
+  test("hand-worked: min and max of strings and binaries by unsigned bytes, through compaction and EmitTo.First") {
+    def utf8(vs: String*): Column = new ObjectColumn(vs.map(v => if (v == null) null else UTF8String.fromString(v)).toArray)
+    val values = Columns(8, utf8("b", "a", "abcdefgh1", "abcdEfgh0", "z", "\u00e9", "ab", null))
+    val groups = Array(0, 0, 1, 1, 2, 2, 3, 4)
+    def run(f: FunctionDef, t: DataType, column: Column) = {
+      val acc = AccumulatorGroups.of(bound(f, t))
+      acc.updateBatch(Columns(8, column), groups, None, 5)
+      out(acc.evaluate(EmitTo.All), t).map(v => if (v == null) "NULL" else v.toString)
+    }
+    // U+00E9 is two bytes from 0xC3: above every ASCII byte, as Spark orders strings. 'E' sorts before 'e'
+    // within the first eight bytes; a prefix sorts first.
+    assert(run(Min, StringType, values.column(0)) == Seq("a", "abcdEfgh0", "z", "ab", "NULL"))
+    assert(run(Max, StringType, values.column(0)) == Seq("b", "abcdefgh1", "\u00e9", "ab", "NULL"))
+    val binaries = new ObjectColumn(Array[Any](Array[Byte](1), Array[Byte](-1), Array[Byte](0, 0), Array[Byte](0),
+      Array[Byte](127), Array[Byte](-128), Array[Byte](5), null))
+    val hex = (v: Any) => v.asInstanceOf[Array[Byte]].map(b => f"${b & 0xff}%02x").mkString
+    def runBinary(f: FunctionDef) = {
+      val acc = AccumulatorGroups.of(bound(f, BinaryType))
+      acc.updateBatch(Columns(8, binaries), groups, None, 5)
+      out(acc.evaluate(EmitTo.All), BinaryType).map(v => if (v == null) "NULL" else hex(v))
+    }
+    assert(runBinary(Min) == Seq("01", "00", "7f", "05", "NULL"))
+    assert(runBinary(Max) == Seq("ff", "0000", "80", "05", "NULL"))
+    // 300 groups whose max grows one byte a row for 40 rows: each new best outgrows its place, so the
+    // arena compacts; then the first 100 groups are emitted and the rest keep their values.
+    val acc = AccumulatorGroups.of(bound(Max, StringType))
+    for (len <- 1 to 40) {
+      val strs = (0 until 300).map(g => s"$g:" + "x" * len)
+      acc.updateBatch(Columns(300, utf8(strs: _*)), Array.tabulate(300)(identity), None, 300)
+    }
+    val first = out(acc.evaluate(EmitTo.First(100)), StringType).map(_.toString)
+    assert(first == (0 until 100).map(g => s"$g:" + "x" * 40))
+    acc.updateBatch(Columns(1, utf8("199:y")), Array(99), None, 200)
+    val rest = out(acc.evaluate(EmitTo.All), StringType).map(_.toString)
+    assert(rest == (100 until 300).map(g => if (g == 199) "199:y" else s"$g:" + "x" * 40))
+  }
+
   private def run(f: FunctionDef, types: Seq[DataType], values: Columns, groups: Array[Int], filter: Option[Column],
       total: Int): Seq[Any] = {
     val b = bound(f, types: _*)

@@ -33,6 +33,7 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
   protected def keyRow: InternalRow = key
   protected def valueAt(i: Int): Any = value(i)
 
+  private val catalystTypes = types.toArray // read per row: a Seq's apply may walk a list
   private val longs = columns.map { case c: LongColumn => c.values; case _ => null }
   private val doubles = columns.map { case c: DoubleColumn => c.values; case _ => null }
   private val validity = columns.map {
@@ -46,6 +47,11 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
   private val bitmapped = columns.map {
     case _: LongColumn | _: DoubleColumn | _: DoubleListColumn | _: BinaryColumn => true
     case _ => false
+  }
+  // Strings emitted end to end (string_agg, min and max) are read as views of their bytes.
+  private val strings = columns.zip(types).map {
+    case (c: BinaryColumn, _: StringType) => c
+    case _ => null
   }
   private val doubleLists = columns.zip(types).map {
     case (c: DoubleListColumn, ArrayType(DoubleType, _)) => c
@@ -82,7 +88,11 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
     }
 
   override def getUTF8String(i: Int): UTF8String =
-    if (i < numKeys) key.getUTF8String(i) else value(i).asInstanceOf[UTF8String]
+    if (i < numKeys) key.getUTF8String(i)
+    else {
+      val c = strings(i - numKeys)
+      if (c != null) c.getUTF8String(group) else value(i).asInstanceOf[UTF8String]
+    }
   override def getDecimal(i: Int, precision: Int, scale: Int): Decimal =
     if (i < numKeys) key.getDecimal(i, precision, scale) else value(i).asInstanceOf[Decimal]
   override def getBinary(i: Int): Array[Byte] =
@@ -110,7 +120,7 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
 
   private def column(i: Int): Column = columns(i - numKeys)
   private def value(i: Int): Any =
-    CatalystValues.toCatalyst(column(i).get(group, types(i - numKeys)), types(i - numKeys))
+    CatalystValues.toCatalyst(column(i).get(group, catalystTypes(i - numKeys)), catalystTypes(i - numKeys))
 
   // Per binary column, one array per length, reused: packed states come in a few lengths.
   private val byLength = Array.fill[Array[Array[Byte]]](columns.length)(null)

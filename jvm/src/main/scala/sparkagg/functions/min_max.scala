@@ -3,6 +3,7 @@ package sparkagg.functions
 import java.util.{ArrayDeque, Comparator}
 
 import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.{ByteArray, UTF8String}
 import sparkagg.api._
 import sparkagg.common._
@@ -40,7 +41,9 @@ sealed abstract class MinMax(val name: String, isMax: Boolean, example: (String,
           newGroupsAccumulator = kind match {
             case k: ValueKind.LongLike => Some(() => new FoldGroups(new LongMinMaxFold(k, isMax)))
             case k: ValueKind.DoubleLike => Some(() => new FoldGroups(new DoubleMinMaxFold(k, isMax)))
-            case k: ValueKind.ObjectLike => Some(() => new ObjectMinMaxGroups(k, isMax))
+            case k: ValueKind.ObjectLike if k.dataType.isInstanceOf[DecimalType] =>
+              Some(() => new ObjectMinMaxGroups(k, isMax))
+            case k: ValueKind.ObjectLike => Some(() => new BytesMinMaxGroups(k.dataType, isMax))
           }
         ))
     case _ => Left(s"expects one argument of type ${Types.Orderable}")
@@ -101,7 +104,7 @@ final class ObjectMinMaxAccumulator(kind: ValueKind, isMax: Boolean) extends Acc
 }
 
 /**
- * min / max of strings, binaries and decimals for every group ([[ObjectMinMaxAccumulator]]'s semantics:
+ * min / max of decimals for every group ([[ObjectMinMaxAccumulator]]'s semantics:
  * the same comparisons in the same order, the first of equal values kept): each group's value in one array
  * of references, copied out of its batch only when it becomes the group's best. State: the value.
  */
@@ -154,6 +157,156 @@ private[sparkagg] final class ObjectMinMaxGroups(kind: ValueKind.ObjectLike, isM
   override def supportsConvertToState: Boolean = true
 
   def size: Long = best.size + held
+}
+
+/**
+ * min / max of strings and binaries for every group, by their bytes (unsigned, first byte first: how
+ * Spark orders both), with [[ObjectMinMaxAccumulator]]'s semantics (the first of equal values kept). Each
+ * group's best lies in one arena shared by all groups, no object per group: a new best overwrites the old
+ * one where it fits, else goes to the arena's end, and the arena is compacted once former bests fill half
+ * of it. State: the value.
+ */
+private[sparkagg] final class BytesMinMaxGroups(dataType: DataType, isMax: Boolean) extends GroupsAccumulator {
+  private val strings = dataType.isInstanceOf[StringType]
+  private var arena = new Array[Byte](BytesMinMaxGroups.InitialArena)
+  private var used = 0
+  private var abandoned = 0 // bytes of the arena no group points at
+  private val start = new IntVector(-1) // -1: no value yet
+  private val length = new IntVector
+
+  private def fold(column: Column, numRows: Int, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int)
+      : Unit = {
+    start.resize(totalGroups)
+    length.resize(totalGroups)
+    val f = filter.orNull
+    var i = 0
+    column match {
+      case b: BinaryColumn => // the operator's batches: the bytes in place
+        while (i < numRows) {
+          if (GroupsAccumulator.keep(f, i) && !b.isNullAt(i))
+            offer(groupIndices(i), b.bytes, Platform.BYTE_ARRAY_OFFSET + b.start(i), b.length(i))
+          i += 1
+        }
+      case _ if strings =>
+        while (i < numRows) {
+          if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
+            val s = column.getUTF8String(i)
+            offer(groupIndices(i), s.getBaseObject, s.getBaseOffset, s.numBytes)
+          }
+          i += 1
+        }
+      case _ =>
+        while (i < numRows) {
+          if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
+            val b = column.getBinary(i)
+            offer(groupIndices(i), b, Platform.BYTE_ARRAY_OFFSET, b.length)
+          }
+          i += 1
+        }
+    }
+  }
+
+  private def offer(g: Int, base: AnyRef, offset: Long, n: Int): Unit = {
+    val at = start.array(g)
+    val held = length.array(g)
+    if (at < 0 || {
+        val c = BytesMinMaxGroups.compare(base, offset, n, arena, Platform.BYTE_ARRAY_OFFSET + at, held)
+        if (isMax) c > 0 else c < 0
+      }) {
+      if (at >= 0 && n <= held) abandoned += held - n
+      else {
+        if (at >= 0) { abandoned += held; start.array(g) = -1 } // not kept by a compaction in room
+        room(n)
+        start.array(g) = used
+        used += n
+      }
+      Platform.copyMemory(base, offset, arena, Platform.BYTE_ARRAY_OFFSET + start.array(g), n)
+      length.array(g) = n
+    }
+  }
+
+  /** Room for `n` more bytes at the arena's end: the held bytes compacted first when half are abandoned. */
+  private def room(n: Int): Unit = if (used + n > arena.length) {
+    val live = used - abandoned
+    if (abandoned >= live) compact(0, math.max(arena.length, 2 * (live + n)))
+    if (used + n > arena.length) arena = java.util.Arrays.copyOf(arena, math.max(2 * arena.length, used + n))
+  }
+
+  /** Copies the bests of groups `from` onwards, in group order, to the front of a new arena of `capacity`. */
+  private def compact(from: Int, capacity: Int): Unit = {
+    val fresh = new Array[Byte](capacity)
+    var at = 0
+    var g = from
+    val s = start.array
+    val l = length.array
+    while (g < start.length) {
+      if (s(g) >= 0) { System.arraycopy(arena, s(g), fresh, at, l(g)); s(g) = at; at += l(g) }
+      g += 1
+    }
+    arena = fresh
+    used = at
+    abandoned = 0
+  }
+
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
+    fold(values.column(0), values.numRows, groupIndices, filter, totalGroups)
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
+    fold(states.column(0), states.numRows, groupIndices, filter, totalGroups)
+
+  /** The emitted groups' bests end to end (read as strings or binaries alike); the others compacted. */
+  def evaluate(emit: EmitTo): Column = {
+    val n = emit.count(start.length)
+    val offsets = new Array[Int](n + 1)
+    val validity = new Array[Long](Validity.words(n))
+    val s = start.array
+    val l = length.array
+    var g = 0
+    while (g < n) {
+      if (s(g) >= 0) Validity.set(validity, g)
+      offsets(g + 1) = offsets(g) + (if (s(g) >= 0) l(g) else 0)
+      g += 1
+    }
+    val out = new Array[Byte](offsets(n))
+    g = 0
+    while (g < n) { if (s(g) >= 0) System.arraycopy(arena, s(g), out, offsets(g), l(g)); g += 1 }
+    if (n == start.length) { arena = new Array[Byte](BytesMinMaxGroups.InitialArena); used = 0; abandoned = 0 }
+    else compact(n, math.max(BytesMinMaxGroups.InitialArena, used - abandoned - offsets(n)))
+    start.emit(emit)
+    length.emit(emit)
+    new BinaryColumn(out, offsets, validity, n)
+  }
+  def state(emit: EmitTo): Array[Column] = Array(evaluate(emit))
+
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
+    GroupColumns.ownValues(values, filter, dataType)
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long = start.size + length.size + arena.length
+}
+
+private object BytesMinMaxGroups {
+  val InitialArena = 1 << 12
+  private val LittleEndian = java.nio.ByteOrder.nativeOrder == java.nio.ByteOrder.LITTLE_ENDIAN
+
+  /** Unsigned lexicographic order of two byte ranges, eight bytes at a time. */
+  def compare(a: AnyRef, aAt: Long, aLength: Int, b: AnyRef, bAt: Long, bLength: Int): Int = {
+    val common = math.min(aLength, bLength)
+    var i = 0
+    while (i + 8 <= common) {
+      val x = Platform.getLong(a, aAt + i)
+      val y = Platform.getLong(b, bAt + i)
+      if (x != y)
+        return if (LittleEndian) java.lang.Long.compareUnsigned(java.lang.Long.reverseBytes(x), java.lang.Long.reverseBytes(y))
+        else java.lang.Long.compareUnsigned(x, y)
+      i += 8
+    }
+    while (i < common) {
+      val c = (Platform.getByte(a, aAt + i) & 0xff) - (Platform.getByte(b, bAt + i) & 0xff)
+      if (c != 0) return c
+      i += 1
+    }
+    aLength - bLength
+  }
 }
 
 /**
