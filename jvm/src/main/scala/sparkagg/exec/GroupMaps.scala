@@ -35,6 +35,26 @@ private[exec] abstract class GroupMap {
   def size: Long
 }
 
+private[exec] object RowKeyMap {
+  /** A key row's hash over its words (an UnsafeRow's size is a multiple of 8, its padding zeroed): each
+   *  word multiplied in, then the bits mixed, so that keys differing in any byte land apart. */
+  def hash(key: UnsafeRow): Int = {
+    val base = key.getBaseObject
+    val offset = key.getBaseOffset
+    val bytes = key.getSizeInBytes
+    var h = bytes * 0x9e3779b97f4a7c15L
+    var i = 0
+    while (i < bytes) {
+      h = java.lang.Long.rotateLeft(h ^ (Platform.getLong(base, offset + i) * 0xc2b2ae3d27d4eb4fL), 31) *
+        0x9e3779b97f4a7c15L
+      i += 8
+    }
+    h ^= h >>> 29
+    h *= 0xbf58476d1ce4e5b9L
+    (h ^ (h >>> 32)).toInt
+  }
+}
+
 private[exec] object GroupMap {
   /** Fibonacci hashing: spreads keys that differ in their high bits (and sequential ones) over the slots. */
   @inline def slot(hash: Long, mask: Int): Int = ((hash * 0x9e3779b97f4a7c15L) >>> 32).toInt & mask
@@ -270,7 +290,8 @@ object LongKeyMap {
  * place in the arena, which holds all it compares. As [[LongKeyMap]], a batch's keys are staged first
  * (copied end to end into a batch arena with their hashes) and looked up together, the first pass touching
  * every key's slot so that the cache misses of a large table overlap. Emitted keys are read through one
- * UnsafeRow pointed at each in turn (valid until the next key is asked for).
+ * UnsafeRow pointed at each in turn (valid until the next key is asked for). Keys are hashed a word at a
+ * time ([[RowKeyMap.hash]]), not by UnsafeRow's hashCode, which takes four bytes per step.
  */
 private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int) extends GroupMap {
   // Slot: the key's hash in the high 32 bits, its header's word + 1 in the low (0: empty).
@@ -292,7 +313,7 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
 
   def groupOf(row: InternalRow): Int = {
     val key = project(row)
-    groupOfKey(key.getBaseObject, key.getBaseOffset, key.getSizeInBytes, key.hashCode)
+    groupOfKey(key.getBaseObject, key.getBaseOffset, key.getSizeInBytes, RowKeyMap.hash(key))
   }
 
   override def stage(row: InternalRow, i: Int, groups: Array[Int]): Unit = {
@@ -311,7 +332,7 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
     Platform.copyMemory(key.getBaseObject, key.getBaseOffset, staged,
       Platform.LONG_ARRAY_OFFSET + 8L * (stagedUsed + 1), bytes)
     stagedAt(i) = stagedUsed
-    stagedHash(i) = key.hashCode
+    stagedHash(i) = RowKeyMap.hash(key)
     stagedUsed += words
   }
 
