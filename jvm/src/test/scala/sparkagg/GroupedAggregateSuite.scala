@@ -280,6 +280,11 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
       val names = if (aggregates.size == calls.size) calls else aggregates
       assertSame(grouped, typed, "k" +: names, groupValues(Seq("k"), from, ""))
     }
+    // One string key, read from the scan's string vector without a projection per row.
+    val byString = " FROM pq GROUP BY s ORDER BY s"
+    val (grouped, typed, nodes) = bothPaths(s"SELECT s, ${plain.mkString(", ")}$byString")
+    assert(nodes.find(_.mode == GroupedMode.Partial).get.columnarInput)
+    assertSame(grouped, typed, "s" +: plain, groupValues(Seq("s"), byString, ""))
     spark.catalog.uncacheTable("cached")
   }
 

@@ -38,10 +38,9 @@ private[exec] abstract class GroupMap {
 private[exec] object RowKeyMap {
   /** A key row's hash over its words (an UnsafeRow's size is a multiple of 8, its padding zeroed): each
    *  word multiplied in, then the bits mixed, so that keys differing in any byte land apart. */
-  def hash(key: UnsafeRow): Int = {
-    val base = key.getBaseObject
-    val offset = key.getBaseOffset
-    val bytes = key.getSizeInBytes
+  def hash(key: UnsafeRow): Int = hash(key.getBaseObject, key.getBaseOffset, key.getSizeInBytes)
+
+  def hash(base: AnyRef, offset: Long, bytes: Int): Int = {
     var h = bytes * 0x9e3779b97f4a7c15L
     var i = 0
     while (i < bytes) {
@@ -291,9 +290,12 @@ object LongKeyMap {
  * (copied end to end into a batch arena with their hashes) and looked up together, the first pass touching
  * every key's slot so that the cache misses of a large table overlap. Emitted keys are read through one
  * UnsafeRow pointed at each in turn (valid until the next key is asked for). Keys are hashed a word at a
- * time ([[RowKeyMap.hash]]), not by UnsafeRow's hashCode, which takes four bytes per step.
+ * time ([[RowKeyMap.hash]]), not by UnsafeRow's hashCode, which takes four bytes per step. A key of one
+ * string read from column vectors (`stringKeyAt`: its vector) is laid out as its projection would lay it
+ * out, straight from the vector's bytes, without a row view and a projection per row.
  */
-private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int) extends GroupMap {
+private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int, stringKeyAt: Int = -1)
+  extends GroupMap {
   // Slot: the key's hash in the high 32 bits, its header's word + 1 in the low (0: empty).
   private var mask = 1023
   private var slots = new Array[Long](mask + 1)
@@ -333,6 +335,46 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
       Platform.LONG_ARRAY_OFFSET + 8L * (stagedUsed + 1), bytes)
     stagedAt(i) = stagedUsed
     stagedHash(i) = RowKeyMap.hash(key)
+    stagedUsed += words
+  }
+
+  override def stageBatch(batch: ColumnarBatch, groups: Array[Int]): Unit =
+    if (stringKeyAt < 0) super.stageBatch(batch, groups)
+    else {
+      val keys = batch.column(stringKeyAt)
+      var i = 0
+      while (i < batch.numRows) {
+        if (keys.isNullAt(i)) stageString(i, null, 0L, 0)
+        else { val s = keys.getUTF8String(i); stageString(i, s.getBaseObject, s.getBaseOffset, s.numBytes) }
+        i += 1
+      }
+    }
+
+  /** Row `i`'s key as the UnsafeRow of one string field (null: NULL): the null bits, the field's offset
+   *  and size, the bytes padded with zeros to a whole word. */
+  private def stageString(i: Int, base: AnyRef, offset: Long, length: Int): Unit = {
+    if (i == 0) stagedUsed = 0
+    if (i >= stagedAt.length) {
+      val n = GroupVectors.grow(stagedAt.length, i + 1)
+      stagedAt = Arrays.copyOf(stagedAt, n)
+      stagedHash = Arrays.copyOf(stagedHash, n)
+    }
+    val padded = (length + 7) & ~7
+    val bytes = 16 + padded
+    val words = bytes / 8 + 1
+    if (stagedUsed + words > staged.length)
+      staged = Arrays.copyOf(staged, GroupVectors.grow(staged.length, stagedUsed + words))
+    val at = stagedUsed
+    staged(at) = bytes
+    if (base == null) { staged(at + 1) = 1L; staged(at + 2) = 0L }
+    else {
+      staged(at + 1) = 0L
+      staged(at + 2) = (16L << 32) | length
+      if (padded > 0) staged(at + 2 + padded / 8) = 0L // the padding of the last word
+      Platform.copyMemory(base, offset, staged, Platform.LONG_ARRAY_OFFSET + 8L * (at + 3), length)
+    }
+    stagedAt(i) = at
+    stagedHash(i) = RowKeyMap.hash(staged, Platform.LONG_ARRAY_OFFSET + 8L * (at + 1), bytes)
     stagedUsed += words
   }
 

@@ -2,7 +2,7 @@ package sparkagg.exec
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.types.DataType
+import org.apache.spark.sql.types.{DataType, StringType}
 import sparkagg.api.Column
 import sparkagg.catalyst.{AccumulatorAggregate, Call}
 
@@ -119,6 +119,8 @@ private[exec] final class GroupedSetup(
     case Seq() => new SingleGroup
     case _ if sortedInput => new SortedKeyGroups(keyProjection())
     case Seq(b: BoundReference) if LongKeyMap.supports(b.dataType) => new LongKeyMap(b.ordinal, b.dataType)
+    // UTF8_BINARY only: a collated string's grouping key is its collation key, which Spark computes.
+    case Seq(b: BoundReference) if b.dataType == StringType => new RowKeyMap(keyProjection(), 1, b.ordinal)
     case _ => new RowKeyMap(keyProjection(), keys.size)
   }
 

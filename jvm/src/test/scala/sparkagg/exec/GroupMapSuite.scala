@@ -112,6 +112,41 @@ class GroupMapSuite extends AnyFunSuite {
     }
   }
 
+  test("one string key from a column vector: the groups and keys of the same keys as rows") {
+    val rnd = new Random(5)
+    val project = UnsafeProjection.create(Seq(BoundReference(1, StringType, true)))
+    val fromRows = new RowKeyMap(project, 1)
+    val fromVectors = new RowKeyMap(project, 1, stringKeyAt = 1)
+    // Empty strings, lengths on and off a word boundary, NULLs; the first batch staged as rows in both.
+    def key(): Option[String] = if (rnd.nextInt(30) == 0) None else Some("s" * rnd.nextInt(20) + rnd.nextInt(500))
+    for (batch <- 0 until 40) {
+      val n = 1 + rnd.nextInt(700)
+      val keys = Seq.fill(n)(key()) ++ (if (batch == 0) Seq(Some("")) else Nil)
+      val vector = new OnHeapColumnVector(keys.size, StringType)
+      keys.zipWithIndex.foreach {
+        case (Some(k), i) => vector.putByteArray(i, k.getBytes("UTF-8"))
+        case (None, i) => vector.putNull(i)
+      }
+      val columns = new ColumnarBatch(Array[ColumnVector](new OnHeapColumnVector(keys.size, IntegerType), vector),
+        keys.size)
+      val want = new Array[Int](keys.size)
+      keys.zipWithIndex.foreach { case (k, i) =>
+        fromRows.stage(InternalRow(0, k.map(UTF8String.fromString).orNull), i, want)
+      }
+      fromRows.finishBatch(keys.size, want)
+      val got = new Array[Int](keys.size)
+      if (batch == 0) keys.zipWithIndex.foreach { case (k, i) =>
+        fromVectors.stage(InternalRow(0, k.map(UTF8String.fromString).orNull), i, got)
+      }
+      else fromVectors.stageBatch(columns, got)
+      fromVectors.finishBatch(keys.size, got)
+      assert(got.toSeq == want.toSeq, s"batch $batch")
+    }
+    val n = fromRows.numGroups
+    val (a, b) = (fromRows.emit(EmitTo.All), fromVectors.emit(EmitTo.All))
+    for (g <- 0 until n) assert(a(g).copy() == b(g).copy(), s"group $g")
+  }
+
   test("string and integer keys, one at a time and in batches, through rehashes and an emit") {
     val rnd = new Random(11)
     val project =
