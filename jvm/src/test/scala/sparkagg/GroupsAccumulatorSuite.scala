@@ -484,7 +484,8 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   }
 
   test("hand-worked: min and max of strings and binaries by unsigned bytes, through compaction and EmitTo.First") {
-    def utf8(vs: String*): Column = new ObjectColumn(vs.map(v => if (v == null) null else UTF8String.fromString(v)).toArray)
+    def utf8(vs: String*): Column =
+      new ObjectColumn(vs.map(v => if (v == null) null else UTF8String.fromString(v)).toArray)
     val values = Columns(8, utf8("b", "a", "abcdefgh1", "abcdEfgh0", "z", "\u00e9", "ab", null))
     val groups = Array(0, 0, 1, 1, 2, 2, 3, 4)
     def run(f: FunctionDef, t: DataType, column: Column) = {
@@ -497,7 +498,7 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     assert(run(Min, StringType, values.column(0)) == Seq("a", "abcdEfgh0", "z", "ab", "NULL"))
     assert(run(Max, StringType, values.column(0)) == Seq("b", "abcdefgh1", "\u00e9", "ab", "NULL"))
     val binaries = new ObjectColumn(Array[Any](Array[Byte](1), Array[Byte](-1), Array[Byte](0, 0), Array[Byte](0),
-      Array[Byte](127), Array[Byte](-128), Array[Byte](5), null))
+        Array[Byte](127), Array[Byte](-128), Array[Byte](5), null))
     val hex = (v: Any) => v.asInstanceOf[Array[Byte]].map(b => f"${b & 0xff}%02x").mkString
     def runBinary(f: FunctionDef) = {
       val acc = AccumulatorGroups.of(bound(f, BinaryType))

@@ -296,7 +296,8 @@ private object BytesMinMaxGroups {
       val x = Platform.getLong(a, aAt + i)
       val y = Platform.getLong(b, bAt + i)
       if (x != y)
-        return if (LittleEndian) java.lang.Long.compareUnsigned(java.lang.Long.reverseBytes(x), java.lang.Long.reverseBytes(y))
+        return if (LittleEndian)
+          java.lang.Long.compareUnsigned(java.lang.Long.reverseBytes(x), java.lang.Long.reverseBytes(y))
         else java.lang.Long.compareUnsigned(x, y)
       i += 8
     }
