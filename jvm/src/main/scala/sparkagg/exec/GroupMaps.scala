@@ -319,23 +319,31 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
   }
 
   override def stage(row: InternalRow, i: Int, groups: Array[Int]): Unit = {
+    val key = project(row)
+    val bytes = key.getSizeInBytes
+    val at = staging(i, bytes)
+    Platform.copyMemory(key.getBaseObject, key.getBaseOffset, staged, Platform.LONG_ARRAY_OFFSET + 8L * (at + 1),
+      bytes)
+    stagedHash(i) = RowKeyMap.hash(key)
+  }
+
+  /** Room for row `i`'s key of `bytes` in the batch's arena, after a header word holding `bytes`: the
+   *  header's word. */
+  private def staging(i: Int, bytes: Int): Int = {
     if (i == 0) stagedUsed = 0
     if (i >= stagedAt.length) {
       val n = GroupVectors.grow(stagedAt.length, i + 1)
       stagedAt = Arrays.copyOf(stagedAt, n)
       stagedHash = Arrays.copyOf(stagedHash, n)
     }
-    val key = project(row)
-    val bytes = key.getSizeInBytes
     val words = bytes / 8 + 1
     if (stagedUsed + words > staged.length)
       staged = Arrays.copyOf(staged, GroupVectors.grow(staged.length, stagedUsed + words))
-    staged(stagedUsed) = bytes
-    Platform.copyMemory(key.getBaseObject, key.getBaseOffset, staged,
-      Platform.LONG_ARRAY_OFFSET + 8L * (stagedUsed + 1), bytes)
-    stagedAt(i) = stagedUsed
-    stagedHash(i) = RowKeyMap.hash(key)
+    val at = stagedUsed
+    staged(at) = bytes
+    stagedAt(i) = at
     stagedUsed += words
+    at
   }
 
   override def stageBatch(batch: ColumnarBatch, groups: Array[Int]): Unit =
@@ -353,19 +361,9 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
   /** Row `i`'s key as the UnsafeRow of one string field (null: NULL): the null bits, the field's offset
    *  and size, the bytes padded with zeros to a whole word. */
   private def stageString(i: Int, base: AnyRef, offset: Long, length: Int): Unit = {
-    if (i == 0) stagedUsed = 0
-    if (i >= stagedAt.length) {
-      val n = GroupVectors.grow(stagedAt.length, i + 1)
-      stagedAt = Arrays.copyOf(stagedAt, n)
-      stagedHash = Arrays.copyOf(stagedHash, n)
-    }
     val padded = (length + 7) & ~7
     val bytes = 16 + padded
-    val words = bytes / 8 + 1
-    if (stagedUsed + words > staged.length)
-      staged = Arrays.copyOf(staged, GroupVectors.grow(staged.length, stagedUsed + words))
-    val at = stagedUsed
-    staged(at) = bytes
+    val at = staging(i, bytes)
     if (base == null) { staged(at + 1) = 1L; staged(at + 2) = 0L }
     else {
       staged(at + 1) = 0L
@@ -373,9 +371,7 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
       if (padded > 0) staged(at + 2 + padded / 8) = 0L // the padding of the last word
       Platform.copyMemory(base, offset, staged, Platform.LONG_ARRAY_OFFSET + 8L * (at + 3), length)
     }
-    stagedAt(i) = at
     stagedHash(i) = RowKeyMap.hash(staged, Platform.LONG_ARRAY_OFFSET + 8L * (at + 1), bytes)
-    stagedUsed += words
   }
 
   override def finishBatch(n: Int, groups: Array[Int]): Unit = {
