@@ -7,7 +7,7 @@ import org.apache.spark.sql.types.{DataType, StructField, StructType}
 import org.apache.spark.sql.sparkagg.SparkInternals
 import sparkagg.api.FunctionDef
 import sparkagg.catalyst.{AccumulatorAggregator, CountStarParser, Registry}
-import sparkagg.exec.{GroupedAggregateStrategy, GroupedColumnarInput}
+import sparkagg.exec.{GroupedAggregateStrategy, GroupedPartialInput}
 import sparkagg.functions.{Count, Functions}
 import sparkagg.window.{DistinctWindowRule, SlidingWindowStrategy}
 
@@ -107,7 +107,7 @@ class SparkAggExtensions extends (SparkSessionExtensions => Unit) {
     extensions.injectParser((_, delegate) => new CountStarParser(delegate, SparkAgg.countName(prefix)))
     extensions.injectPlannerStrategy(SlidingWindowStrategy(_))
     extensions.injectPlannerStrategy(GroupedAggregateStrategy(_))
-    extensions.injectColumnar(_ => GroupedColumnarInput)
+    extensions.injectColumnar(_ => GroupedPartialInput)
     extensions.injectResolutionRule(_ => DistinctWindowRule)
   }
 }

@@ -1,6 +1,7 @@
 package sparkagg
 
 import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.execution.WholeStageCodegenExec
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.exec.{GroupedAggregateExec, GroupedAggregateStrategy, GroupedMode}
@@ -251,6 +252,52 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
       val (grouped, typed, nodes) = bothPaths(s"SELECT k, ${calls.map(EveryFunction.sql(_)).mkString(", ")}$from")
       assertSame(grouped, typed, "k" +: calls, groupValues(Seq("k"), from, ""))
       assert(nodes.find(_.mode == GroupedMode.Partial).get.child.outputOrdering.nonEmpty)
+    }
+  }
+
+  test("a Partial node over rows runs in its child's generated stage, and hands rows on mid-input alike") {
+    def staged(df: DataFrame): Seq[GroupedAggregateExec] = collect(df.queryExecution.executedPlan) {
+      case w: WholeStageCodegenExec if w.child.isInstanceOf[GroupedAggregateExec] =>
+        w.child.asInstanceOf[GroupedAggregateExec]
+    }
+    val queries = Seq(
+      // Keys and fields given as values: one long, one string or no key; each setter, a cast, FILTER.
+      "SELECT k, df_sum(l), df_avg(d), df_count(s), df_bool_and(b), df_min(s) FILTER (WHERE i > 3), " +
+        "df_max(dt), df_sum(CAST(i AS DOUBLE)) FROM t GROUP BY k ORDER BY k",
+      "SELECT s, df_sum(l), df_max(d) FROM t GROUP BY s ORDER BY s",
+      "SELECT df_sum(l), df_avg(i), df_count(*) FROM t",
+      // Rows pushed: two keys, list and decimal fields.
+      "SELECT k, b, df_array_agg(d), df_median(d), df_sum(m) FROM t GROUP BY k, b ORDER BY k, b",
+      // Spark's rewrite of two DISTINCTs: an Expand hands on several rows per input row, without a stop between.
+      "SELECT k, df_count(DISTINCT i), df_count(DISTINCT s), df_sum(l) FROM t GROUP BY k ORDER BY k",
+      // A join whose every row matches many.
+      "SELECT t.k, df_sum(t.l), df_count(*) FROM t JOIN (SELECT k FROM t WHERE u < 300) v ON t.k = v.k " +
+        "GROUP BY t.k ORDER BY t.k"
+    )
+    // Small batches, and (ratio 0) partial aggregation skipped from the first: output pending all along.
+    for (skip <- Seq(false, true); q <- queries) {
+      val skipping = Seq(
+        GroupedAggregateStrategy.SkipPartialRowsConf -> (if (skip) "0" else "-1"),
+        GroupedAggregateStrategy.SkipPartialRatioConf -> "0",
+        GroupedAggregateStrategy.BatchSizeConf -> "64"
+      )
+      withConf(skipping: _*) {
+        val df = spark.sql(q)
+        val rows = df.collect().toSeq
+        val partials = staged(df)
+        assert(partials.nonEmpty, s"a Partial node in a generated stage: $q")
+        // A global aggregate never skips: its one group reduces every row.
+        if (skip && q.contains("GROUP BY")) assert(partials.map(_.metrics("skippedRows").value).sum > 0, q)
+        val pulled = withConf("spark.sql.codegen.wholeStage" -> "false") {
+          val off = spark.sql(q)
+          val result = off.collect().toSeq
+          assert(staged(off).isEmpty && groupedNodes(off).nonEmpty)
+          result
+        }
+        assert(rows == pulled, q)
+        val (_, typed, _) = bothPaths(q)
+        assertSame(rows, typed, rows.head.schema.fieldNames.toSeq)
+      }
     }
   }
 

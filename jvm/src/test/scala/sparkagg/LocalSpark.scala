@@ -3,7 +3,8 @@ package sparkagg
 import org.apache.spark.sql.SparkSession
 import org.scalatest.{BeforeAndAfterAll, Suite}
 
-/** One local session with the extension, shared by a suite. */
+/** One local session with the extension, shared by a suite. Generated code that does not compile fails the
+ *  query instead of falling back to interpreted execution, which would hide it. */
 trait LocalSpark extends BeforeAndAfterAll { this: Suite =>
   @transient lazy val spark: SparkSession = SparkSession.builder()
     .master("local[2]")
@@ -11,6 +12,7 @@ trait LocalSpark extends BeforeAndAfterAll { this: Suite =>
     .config("spark.sql.extensions", classOf[SparkAggExtensions].getName)
     .config("spark.ui.enabled", "false")
     .config("spark.sql.shuffle.partitions", "4")
+    .config("spark.sql.codegen.fallback", "false")
     .getOrCreate()
 
   override def afterAll(): Unit = {

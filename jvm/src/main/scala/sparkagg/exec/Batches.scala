@@ -17,6 +17,9 @@ import sparkagg.catalyst.ArrayValues
  * array, booleans into a boolean array, strings, binaries and lists of doubles end to end into one array,
  * anything else as copied Catalyst values. The arrays are reused:
  * a batch's columns are valid until the next batch is built (accumulators copy what they keep).
+ *
+ * Generated code may hand the values of primitive and string fields over directly (`putLong` ...; which
+ * setter a type takes: [[FieldBuilder.setterOf]]) instead of in a row.
  */
 private[exec] final class BatchBuilder(fields: Seq[(Int, DataType)], capacity: Int) {
   private val builders: Array[FieldBuilder] = fields.map { case (ordinal, dataType) =>
@@ -30,14 +33,36 @@ private[exec] final class BatchBuilder(fields: Seq[(Int, DataType)], capacity: I
 
   /** The columns of the first `numRows` appended rows, then ready for the next batch. */
   def columns(numRows: Int): Array[Column] = builders.map(_.build(numRows))
+
+  // Field j of row i given as a value: j's type takes that setter (FieldBuilder.setterOf).
+  def putLong(j: Int, i: Int, isNull: Boolean, v: Long): Unit = {
+    val b = builders(j)
+    if (b.start(i, isNull)) b.asInstanceOf[LongValues].putLong(i, v)
+  }
+  def putDouble(j: Int, i: Int, isNull: Boolean, v: Double): Unit = {
+    val b = builders(j)
+    if (b.start(i, isNull)) b.asInstanceOf[DoubleValues].putDouble(i, v)
+  }
+  def putBoolean(j: Int, i: Int, isNull: Boolean, v: Boolean): Unit = {
+    val b = builders(j)
+    if (b.start(i, isNull)) b.asInstanceOf[BooleanBuilder].putBoolean(i, v)
+  }
+  def putString(j: Int, i: Int, v: UTF8String): Unit = {
+    val b = builders(j)
+    if (b.start(i, v == null)) b.asInstanceOf[BinaryBuilder].putString(i, v)
+  }
 }
 
 private abstract class FieldBuilder(ordinal: Int, capacity: Int) {
   protected val validity = new Array[Long](Validity.words(capacity))
 
-  final def append(row: InternalRow, i: Int): Unit = {
+  final def append(row: InternalRow, i: Int): Unit = if (start(i, row.isNullAt(ordinal))) put(row, ordinal, i)
+
+  /** Row `i`'s validity: whether it has a value to put. */
+  final def start(i: Int, isNull: Boolean): Boolean = {
     if (i == 0) java.util.Arrays.fill(validity, 0L) // the previous batch's column is done with
-    if (!row.isNullAt(ordinal)) { Validity.set(validity, i); put(row, ordinal, i) }
+    if (!isNull) Validity.set(validity, i)
+    !isNull
   }
 
   protected def put(row: InternalRow, ordinal: Int, i: Int): Unit
@@ -47,11 +72,29 @@ private abstract class FieldBuilder(ordinal: Int, capacity: Int) {
   protected def make(validity: Array[Long], numRows: Int): Column
 }
 
-private object FieldBuilder {
+private[exec] object FieldBuilder {
+  private def intLike(t: DataType): Boolean = t match {
+    case ByteType | ShortType | IntegerType | DateType | _: YearMonthIntervalType => true
+    case _ => false
+  }
+  private def longLike(t: DataType): Boolean = t match {
+    case LongType | TimestampType | TimestampNTZType | _: DayTimeIntervalType => true
+    case _ => false
+  }
+
+  /** The [[BatchBuilder]] setter generated code hands a value of this type to, if any. */
+  def setterOf(dataType: DataType): Option[String] = dataType match {
+    case t if intLike(t) || longLike(t) => Some("putLong")
+    case FloatType | DoubleType => Some("putDouble")
+    case BooleanType => Some("putBoolean")
+    case _: StringType => Some("putString")
+    case _ => None
+  }
+
   def apply(ordinal: Int, dataType: DataType, capacity: Int): FieldBuilder = dataType match {
     case BooleanType => new BooleanBuilder(ordinal, capacity)
-    case ByteType | ShortType | IntegerType | DateType | _: YearMonthIntervalType => new IntBuilder(ordinal, capacity)
-    case LongType | TimestampType | TimestampNTZType | _: DayTimeIntervalType => new LongBuilder(ordinal, capacity)
+    case t if intLike(t) => new IntBuilder(ordinal, capacity)
+    case t if longLike(t) => new LongBuilder(ordinal, capacity)
     case FloatType => new FloatBuilder(ordinal, capacity)
     case DoubleType => new DoubleBuilder(ordinal, capacity)
     case ArrayType(DoubleType, _) => new DoubleListBuilder(ordinal, capacity)
@@ -63,33 +106,43 @@ private object FieldBuilder {
 
 // Each primitive builder reads its field by the width Catalyst stores it in.
 
-private final class LongBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
+private trait LongValues { def putLong(i: Int, v: Long): Unit }
+private trait DoubleValues { def putDouble(i: Int, v: Double): Unit }
+
+private final class LongBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) with LongValues {
   private val values = new Array[Long](capacity)
   protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getLong(o)
+  def putLong(i: Int, v: Long): Unit = values(i) = v
   protected def make(validity: Array[Long], n: Int): Column = new LongColumn(values, validity, n)
 }
 
-private final class IntBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
+private final class IntBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) with LongValues {
   private val values = new Array[Long](capacity)
   protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getInt(o)
+  def putLong(i: Int, v: Long): Unit = values(i) = v
   protected def make(validity: Array[Long], n: Int): Column = new LongColumn(values, validity, n)
 }
 
-private final class DoubleBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
+private final class DoubleBuilder(ordinal: Int, capacity: Int)
+  extends FieldBuilder(ordinal, capacity) with DoubleValues {
   private val values = new Array[Double](capacity)
   protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getDouble(o)
+  def putDouble(i: Int, v: Double): Unit = values(i) = v
   protected def make(validity: Array[Long], n: Int): Column = new DoubleColumn(values, validity, n)
 }
 
-private final class FloatBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
+private final class FloatBuilder(ordinal: Int, capacity: Int)
+  extends FieldBuilder(ordinal, capacity) with DoubleValues {
   private val values = new Array[Double](capacity)
   protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getFloat(o)
+  def putDouble(i: Int, v: Double): Unit = values(i) = v
   protected def make(validity: Array[Long], n: Int): Column = new DoubleColumn(values, validity, n)
 }
 
 private final class BooleanBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) {
   private val values = new Array[Boolean](capacity)
   protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getBoolean(o)
+  def putBoolean(i: Int, v: Boolean): Unit = values(i) = v
   protected def make(validity: Array[Long], n: Int): Column = new BooleanColumn(values, validity, n)
 }
 
@@ -100,17 +153,15 @@ private abstract class EndToEndBuilder(ordinal: Int, capacity: Int) extends Fiel
   protected var length = 0
   private var filled = 0 // offsets(0 to filled) are set
 
-  private def fillTo(row: Int): Unit = while (filled < row) { filled += 1; offsets(filled) = length }
+  protected final def fillTo(row: Int): Unit = while (filled < row) { filled += 1; offsets(filled) = length }
 
   /** Appends row `i`'s value at `length`, moving `length` past it. */
   protected def putValue(row: InternalRow, o: Int): Unit
 
-  protected final def put(row: InternalRow, o: Int, i: Int): Unit = {
-    fillTo(i)
-    putValue(row, o)
-    offsets(i + 1) = length
-    filled = i + 1
-  }
+  protected final def put(row: InternalRow, o: Int, i: Int): Unit = { fillTo(i); putValue(row, o); ended(i) }
+
+  /** Row `i`'s value is in place, before `length`. */
+  protected final def ended(i: Int): Unit = { offsets(i + 1) = length; filled = i + 1 }
 
   /** The batch's column over `offsets`; the next batch starts from the first value again. */
   protected def column(validity: Array[Long], n: Int): Column
@@ -181,16 +232,20 @@ private final class BinaryBuilder(ordinal: Int, capacity: Int, strings: Boolean)
       System.arraycopy(u.getBaseObject, (u.getBaseOffset - Platform.BYTE_ARRAY_OFFSET + (offsetAndSize >>> 32)).toInt,
         bytes, length, size)
       length += size
-    case _ if strings =>
-      val value = row.getUTF8String(o)
-      room(value.numBytes)
-      value.writeToMemory(bytes, Platform.BYTE_ARRAY_OFFSET + length)
-      length += value.numBytes
+    case _ if strings => write(row.getUTF8String(o))
     case _ =>
       val value = row.getBinary(o)
       room(value.length)
       System.arraycopy(value, 0, bytes, length, value.length)
       length += value.length
+  }
+
+  def putString(i: Int, value: UTF8String): Unit = { fillTo(i); write(value); ended(i) }
+
+  private def write(value: UTF8String): Unit = {
+    room(value.numBytes)
+    value.writeToMemory(bytes, Platform.BYTE_ARRAY_OFFSET + length)
+    length += value.numBytes
   }
 
   private def room(n: Int): Unit =

@@ -8,6 +8,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.array.ByteArrayMethods
 import org.apache.spark.sql.vectorized.ColumnarBatch
+import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api.EmitTo
 import sparkagg.common.GroupVectors
 
@@ -28,6 +29,12 @@ private[exec] abstract class GroupMap {
     var i = 0
     while (i < batch.numRows) { stage(batch.getRow(i), i, groups); i += 1 }
   }
+  /** Row `i`'s key given as a value by generated code: tables of one integer-like key ([[LongKeyMap]]) or one
+   *  string key ([[RowKeyMap]] with `stringKeyAt`; null: NULL) take it. */
+  def stageLong(i: Int, isNull: Boolean, key: Long, groups: Array[Int]): Unit =
+    throw new UnsupportedOperationException(s"${getClass.getSimpleName} takes keys in rows")
+  def stageString(i: Int, key: UTF8String, groups: Array[Int]): Unit =
+    throw new UnsupportedOperationException(s"${getClass.getSimpleName} takes keys in rows")
   /** Completes `groups` for the batch's `n` staged rows, giving new keys groups in row order. */
   def finishBatch(n: Int, groups: Array[Int]): Unit = ()
   def emit(emit: EmitTo): Int => InternalRow
@@ -113,9 +120,13 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
   private var staged = new Array[Long](1024)
   private var touched = 0L
 
-  override def stage(row: InternalRow, i: Int, groups: Array[Int]): Unit = {
+  override def stage(row: InternalRow, i: Int, groups: Array[Int]): Unit =
+    if (row.isNullAt(ordinal)) stageLong(i, isNull = true, 0L, groups)
+    else stageLong(i, isNull = false, read(row), groups)
+
+  override def stageLong(i: Int, isNull: Boolean, key: Long, groups: Array[Int]): Unit = {
     if (i >= staged.length) staged = Arrays.copyOf(staged, GroupVectors.grow(staged.length, i + 1))
-    if (row.isNullAt(ordinal)) groups(i) = -1 else { groups(i) = 0; staged(i) = read(row) }
+    if (isNull) groups(i) = -1 else { groups(i) = 0; staged(i) = key }
   }
 
   // The key vector read in one loop: no row view, and the vector's getter is the only one the loop calls.
@@ -352,11 +363,12 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
       val keys = batch.column(stringKeyAt)
       var i = 0
       while (i < batch.numRows) {
-        if (keys.isNullAt(i)) stageString(i, null, 0L, 0)
-        else { val s = keys.getUTF8String(i); stageString(i, s.getBaseObject, s.getBaseOffset, s.numBytes) }
-        i += 1
+        stageString(i, if (keys.isNullAt(i)) null else keys.getUTF8String(i), groups); i += 1
       }
     }
+
+  override def stageString(i: Int, key: UTF8String, groups: Array[Int]): Unit =
+    if (key == null) stageString(i, null, 0L, 0) else stageString(i, key.getBaseObject, key.getBaseOffset, key.numBytes)
 
   /** Row `i`'s key as the UnsafeRow of one string field (null: NULL): the null bits, the field's offset
    *  and size, the bytes padded with zeros to a whole word. */

@@ -4,15 +4,15 @@ import org.apache.spark.TaskContext
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, PartialMerge}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, AggregateFunction, PartialMerge}
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodeGenerator, ExprCode, GenerateUnsafeProjection}
 import org.apache.spark.sql.catalyst.plans.physical._
 import org.apache.spark.sql.DataFrame
-import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
+import org.apache.spark.sql.execution.{CodegenSupport, SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.sparkagg.SparkInternals
-import org.apache.spark.sql.types.{BinaryType, DataType, StructField}
-import org.apache.spark.sql.vectorized.ColumnarBatch
+import org.apache.spark.sql.types.{DataType, StringType, StructType}
 import sparkagg.catalyst.AccumulatorAggregate
 
 /** Which stage of an aggregation a [[GroupedAggregateExec]] runs. */
@@ -40,6 +40,11 @@ object GroupedMode {
  * node, a PartialMerge-mode one of a Partial node). Per task, [[GroupedAggregation]] does the work,
  * including memory accounting, spilling (PartialMerge, Final) or early emission (Partial), and skipping
  * partial aggregation.
+ *
+ * A Partial node over rows whose calls are [[StagedCall]]s ([[GroupedPartialInput]] makes them so) joins the
+ * whole-stage generated code of its child: the child's loop pushes each row into the aggregation, and the
+ * groups leave through the stage's output, one row per step (see `doProduce`). Anywhere else, and when
+ * Spark does not generate code, the node pulls its input in `doExecute`.
  */
 case class GroupedAggregateExec(
     mode: GroupedMode,
@@ -49,10 +54,13 @@ case class GroupedAggregateExec(
     resultExpressions: Seq[NamedExpression],
     child: SparkPlan,
     columnarInput: Boolean = false)
-  extends UnaryExecNode {
+  extends UnaryExecNode with CodegenSupport {
 
-  private def functions: Seq[AccumulatorAggregate] =
-    aggregateExpressions.map(_.aggregateFunction.asInstanceOf[AccumulatorAggregate])
+  private def functions: Seq[AccumulatorAggregate] = aggregateExpressions.map(
+    _.aggregateFunction match {
+      case StagedCall(f) => f
+      case f => f.asInstanceOf[AccumulatorAggregate]
+    })
 
   override def output: Seq[Attribute] = resultExpressions.map(_.toAttribute)
 
@@ -102,35 +110,152 @@ case class GroupedAggregateExec(
   )
 
   /** Whether the input arrives sorted by the group keys, so groups can be emitted as the keys change. */
-  private def sortedInput: Boolean = groupingExpressions.nonEmpty &&
+  private[exec] def sortedInput: Boolean = groupingExpressions.nonEmpty &&
     SortOrder.orderingSatisfies(child.outputOrdering, groupingExpressions.map(g => SortOrder(g, Ascending)))
 
-  protected override def doExecute(): RDD[InternalRow] = {
+  /** The task-side description of this node over rows of `input`. */
+  private def setupOver(input: Seq[Attribute], sorted: Boolean): GroupedSetup = new GroupedSetup(
+    mode,
+    input,
+    groupingExpressions,
+    functions,
+    aggregateExpressions.map(_.filter),
+    stateAttributes,
+    resultExpressions,
+    aggregateExpressions.map(_.resultAttribute),
+    GroupedAggregateExec.merges(mode, aggregateExpressions),
+    sorted
+  )
+
+  /** A task's aggregation of its input: made on the driver, called in each task. */
+  private def taskAggregation(): GroupedInput => GroupedAggregation = {
     val settings = GroupedAggregateStrategy.settings(conf)
     val sorted = sortedInput
     val input = child.output
     val taskMetrics = metrics // created here, on the driver: the closure must not create them on an executor
-    def aggregate(source: Either[Iterator[InternalRow], Iterator[ColumnarBatch]]): Iterator[InternalRow] = {
-      val setup = new GroupedSetup(
-        mode,
-        input,
-        groupingExpressions,
-        functions,
-        aggregateExpressions.map(_.filter),
-        stateAttributes,
-        resultExpressions,
-        aggregateExpressions.map(_.resultAttribute),
-        GroupedAggregateExec.merges(mode, aggregateExpressions),
-        sorted
-      )
+    source => {
+      val setup = setupOver(input, sorted)
       val task = TaskContext.get()
       val aggregation =
         new GroupedAggregation(setup, settings, source, SparkInternals.taskMemoryManager(task), taskMetrics)
       task.addTaskCompletionListener[Unit](_ => aggregation.close())
       aggregation
     }
-    if (columnarInput) child.executeColumnar().mapPartitions(batches => aggregate(scala.util.Right(batches)))
-    else child.execute().mapPartitions(rows => aggregate(scala.util.Left(rows)))
+  }
+
+  protected override def doExecute(): RDD[InternalRow] = {
+    val aggregate = taskAggregation()
+    if (columnarInput) child.executeColumnar().mapPartitions(batches => aggregate(GroupedInput.Batches(batches)))
+    else child.execute().mapPartitions(rows => aggregate(GroupedInput.Rows(rows)))
+  }
+
+  override def supportCodegen: Boolean = mode == GroupedMode.Partial && !columnarInput &&
+    aggregateExpressions.forall(_.aggregateFunction.isInstanceOf[StagedCall])
+  override def inputRDDs(): Seq[RDD[InternalRow]] = child.asInstanceOf[CodegenSupport].inputRDDs()
+
+  /** The setup the generated code is written from (on the driver). */
+  @transient private lazy val stagedSetup = setupOver(child.output, sortedInput)
+
+  // Values pushed: every input column is evaluated first (a row that cannot be given as values is built from
+  // them). Else the child's row is pushed whole, and no column is read as a variable.
+  override def usedInputs: AttributeSet = if (stagedSetup.pushesValues) child.outputSet else AttributeSet.empty
+  // Every output row is handed on alone (a stop check follows each), so the stage need not copy it.
+  override def needCopyResult: Boolean = false
+
+  /** The generated stage's aggregation (its field's name). */
+  private var aggregationTerm: String = _
+
+  /**
+   * The stage's step: hand on one pending output row and stop, or else run the child's loop (in a method
+   * of its own, so that its own stop returns there). The child's loop pushes every row (`doConsume`); when a
+   * push leaves output pending (a batch that emitted early, or passed its rows on), that push hands one on,
+   * which stops the loop where it can resume. At the end of the input every group is pending.
+   */
+  protected override def doProduce(ctx: CodegenContext): String = {
+    val aggregation = classOf[GroupedAggregation].getName
+    val factory = ctx.addReferenceObj("newAggregation", { val f = taskAggregation(); () => f(GroupedInput.Pushed) },
+      "scala.Function0")
+    aggregationTerm =
+      ctx.addMutableState(aggregation, "aggregation", v => s"$v = ($aggregation) $factory.apply();", forceInline = true)
+    val inputDone = ctx.addMutableState(CodeGenerator.JAVA_BOOLEAN, "inputDone")
+    val readInputName = ctx.freshName("readInput")
+    val readInput = ctx.addNewFunction(
+      readInputName,
+      s"""
+         |private void $readInputName() throws java.io.IOException {
+         |  ${child.asInstanceOf[CodegenSupport].produce(ctx, this)}
+         |  $inputDone = true;
+         |  $aggregationTerm.endInput();
+         |}
+       """.stripMargin
+    )
+    val row = ctx.freshName("groupRow")
+    s"""
+       |while ($aggregationTerm.hasPending() || !$inputDone) {
+       |  if ($aggregationTerm.hasPending()) {
+       |    org.apache.spark.sql.catalyst.InternalRow $row = $aggregationTerm.nextPending();
+       |    ${consume(ctx, null, row)}
+       |  } else {
+       |    $readInput();
+       |  }
+       |  if (shouldStop()) return;
+       |}
+     """.stripMargin
+  }
+
+  /**
+   * One input row: its key and gathered fields given as values when the aggregation takes them (no output
+   * pending, partial aggregation not skipped) and the setup allows it, else pushed as a row. A push or row
+   * that leaves output pending hands one row on, which stops the child's loop.
+   */
+  override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String = {
+    val agg = aggregationTerm
+    def pushed(rowCode: ExprCode): String = {
+      val out = ctx.freshName("groupRow")
+      s"""
+         |${rowCode.code}
+         |if ($agg.push(${rowCode.value}) && !shouldStop()) {
+         |  org.apache.spark.sql.catalyst.InternalRow $out = $agg.nextPending();
+         |  ${consume(ctx, null, out)}
+         |}
+       """.stripMargin
+    }
+    val setup = stagedSetup
+    if (!setup.pushesValues) pushed(row)
+    else {
+      ctx.currentVars = input
+      ctx.INPUT_ROW = null
+      val key = setup.keys.headOption.map { k =>
+        val ev = k.genCode(ctx)
+        val give =
+          if (k.dataType == StringType) s"$agg.keyString(${ev.isNull} ? null : ${ev.value});"
+          else s"$agg.keyLong(${ev.isNull}, ${ev.value});"
+        s"${ev.code}\n$give"
+      }
+      val fields = setup.readExpressions.zipWithIndex.map { case (e, j) =>
+        val ev = e.genCode(ctx)
+        val give = FieldBuilder.setterOf(e.dataType).get match {
+          case "putString" => s"$agg.putString($j, ${ev.isNull} ? null : ${ev.value});"
+          case setter => s"$agg.$setter($j, ${ev.isNull}, ${ev.value});"
+        }
+        s"${ev.code}\n$give"
+      }
+      val out = ctx.freshName("groupRow")
+      val inputRow = GenerateUnsafeProjection.createCode(ctx,
+        child.output.zipWithIndex.map { case (a, i) => BoundReference(i, a.dataType, a.nullable) })
+      s"""
+         |if ($agg.takesValues()) {
+         |  ${key.getOrElse(s"$agg.keyless();")}
+         |  ${fields.mkString("\n")}
+         |  if ($agg.endRow() && !shouldStop()) {
+         |    org.apache.spark.sql.catalyst.InternalRow $out = $agg.nextPending();
+         |    ${consume(ctx, null, out)}
+         |  }
+         |} else {
+         |  ${pushed(inputRow)}
+         |}
+       """.stripMargin
+    }
   }
 
   override def simpleString(maxFields: Int): String = {
@@ -163,4 +288,27 @@ object GroupedAggregateExec extends AdaptiveSparkPlanHelper {
     sums.foreach { case (k, v) => out.put(k, v) }
     out
   }
+}
+
+/**
+ * A call of a Partial node fused into its child's generated stage. Spark keeps a node out of whole-stage code
+ * generation when its expressions hold a CodegenFallback, and every ImperativeAggregate is one. This wrapper
+ * shows the planner the call's arguments as its children (so subqueries in them are still planned and run, and
+ * plans still compare alike) but not the function, which the node runs through its GroupsAccumulator and
+ * never evaluates as an expression.
+ */
+case class StagedCall(function: AccumulatorAggregate) extends AggregateFunction {
+  override def children: Seq[Expression] = function.children
+  override def dataType: DataType = function.dataType
+  override def nullable: Boolean = function.nullable
+  override def aggBufferSchema: StructType = function.aggBufferSchema
+  override def aggBufferAttributes: Seq[AttributeReference] = function.aggBufferAttributes
+  override def inputAggBufferAttributes: Seq[AttributeReference] = function.inputAggBufferAttributes
+  override def prettyName: String = function.prettyName
+  override def toString: String = function.toString
+  override def eval(input: InternalRow): Any = throw new UnsupportedOperationException(s"$this is not evaluated")
+  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode =
+    throw new UnsupportedOperationException(s"$this is not evaluated")
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): StagedCall =
+    StagedCall(function.withNewChildren(newChildren).asInstanceOf[AccumulatorAggregate])
 }

@@ -10,10 +10,20 @@ import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.sparkagg.SparkInternals
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.ColumnarBatch
+import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
 
 /** The settings of the grouped path, read from the session when a query runs (see [[GroupedAggregateStrategy]]). */
 final case class GroupedSettings(batchSize: Int, skipPartialRows: Long, skipPartialRatio: Double)
+
+/** Where a task's input comes from. */
+private[exec] sealed trait GroupedInput
+private[exec] object GroupedInput {
+  final case class Rows(rows: Iterator[InternalRow]) extends GroupedInput
+  final case class Batches(batches: Iterator[ColumnarBatch]) extends GroupedInput
+  /** Rows pushed one at a time by the generated code of a whole stage ([[GroupedAggregation.push]]). */
+  case object Pushed extends GroupedInput
+}
 
 /**
  * One task of a [[GroupedAggregateExec]]: reads its input in batches, maps each row's key to a group,
@@ -31,11 +41,18 @@ final case class GroupedSettings(batchSize: Int, skipPartialRows: Long, skipPart
  * read `skipPartialRows` rows, if its groups number at least `skipPartialRatio` of them, aggregation does
  * not reduce the rows; it emits what it has and passes every further row on as a state of its own
  * (`convertToState`), when every function can.
+ *
+ * Input is pulled (rows or columnar batches: the output rows are then read as an Iterator) or, inside a
+ * generated stage, pushed a row at a time (`push`, `endInput`; the output rows are read with `hasPending`
+ * and `nextPending`). A pushed row that arrives while output rows are pending waits, copied, until they
+ * are read: the pending rows may still read the arrays the next batch would be gathered into. While none
+ * are pending, generated code may give a row's key and gathered fields as values instead of a row
+ * (`takesValues`, then `keyLong` ..., `putLong` ..., `endRow`).
  */
 private[exec] final class GroupedAggregation(
     setup: GroupedSetup,
     settings: GroupedSettings,
-    source: Either[Iterator[InternalRow], Iterator[ColumnarBatch]],
+    source: GroupedInput,
     memory: TaskMemoryManager,
     metrics: Map[String, SQLMetric])
   extends MemoryConsumer(memory, MemoryMode.ON_HEAP) with Iterator[InternalRow] {
@@ -51,11 +68,14 @@ private[exec] final class GroupedAggregation(
   private lazy val empty = setup.allColumns(batch.columns(0), 0) // zero rows, for catchUp
 
   // A columnar child's batches are read in place when every argument is a plain column; else as rows.
-  private var batches: Iterator[ColumnarBatch] = source.toOption.filter(_ => setup.inPlace).orNull
+  private var batches: Iterator[ColumnarBatch] = source match {
+    case GroupedInput.Batches(columnar) if setup.inPlace => columnar
+    case _ => null
+  }
   private var input: Iterator[InternalRow] = source match {
-    case Left(rows) => rows
-    case Right(_) if batches != null => Iterator.empty
-    case Right(columnar) => columnar.flatMap(_.rowIterator().asScala)
+    case GroupedInput.Rows(rows) => rows
+    case GroupedInput.Batches(columnar) if batches == null => columnar.flatMap(_.rowIterator().asScala)
+    case _ => Iterator.empty
   }
   private var groups = setup.newGroupMap()
   private var accumulators = newAccumulators()
@@ -86,28 +106,93 @@ private[exec] final class GroupedAggregation(
   }
 
   /** Reads one batch and returns what it lets go of; at the end of the input, the rest. */
-  private def step(): Iterator[InternalRow] = {
+  private def step(): Iterator[InternalRow] = timed {
+    if (batches != null && batches.hasNext) consumeBatch(readColumnar(batches.next()))
+    else if (input.hasNext) consumeBatch(readRows())
+    else if (spilled != null) { mergeSpilled(); Iterator.empty }
+    else { finished = true; emit(EmitTo.All) }
+  }
+
+  private def timed(work: => Iterator[InternalRow]): Iterator[InternalRow] = {
     val start = System.nanoTime()
     if (releaseOnNextStep) release()
-    try {
-      if (batches != null && batches.hasNext) consumeBatch(readColumnar(batches.next()))
-      else if (input.hasNext) consumeBatch(readRows())
-      else if (spilled != null) { mergeSpilled(); Iterator.empty }
-      else { finished = true; emit(EmitTo.All) }
-    } finally metrics("aggTime") += (System.nanoTime() - start) / 1000000
+    try work
+    finally metrics("aggTime") += (System.nanoTime() - start) / 1000000
   }
 
   /** Up to a batch of rows: their groups, and their values gathered into columns. */
   private def readRows(): (Array[Column], Int) = {
     var n = 0
-    while (n < batchSize && input.hasNext) {
-      val row = input.next()
-      groups.stage(row, n, groupIndices)
-      batch.append(values(row), n)
-      n += 1
-    }
+    while (n < batchSize && input.hasNext) { gather(input.next(), n); n += 1 }
+    gathered(n)
+  }
+
+  /** Row `i` of the batch being gathered: its group staged, its values appended to the columns. */
+  private def gather(row: InternalRow, i: Int): Unit = {
+    groups.stage(row, i, groupIndices)
+    batch.append(values(row), i)
+  }
+
+  /** The first `n` gathered rows as a batch: their groups looked up, their columns. */
+  private def gathered(n: Int): (Array[Column], Int) = {
     groups.finishBatch(n, groupIndices)
     (setup.allColumns(batch.columns(n), n), n)
+  }
+
+  // Pushed input: the rows gathered so far, the rows waiting for the pending ones to be read, the end.
+  private var pushed = 0
+  private val waiting = new java.util.ArrayDeque[InternalRow]()
+  private var inputEnded = false
+
+  /** One input row from generated code (the row is the caller's again when this returns); whether output
+   *  rows are now pending, to be read before more input is worth pushing. */
+  def push(row: InternalRow): Boolean =
+    if (pendingRows || !waiting.isEmpty) { waiting.add(row.copy()); hasPending }
+    else admit(row)
+
+  private def admit(row: InternalRow): Boolean = { gather(row, pushed); endRow() }
+
+  // Iterator.empty is what a batch that lets nothing go returns: no interface call per row then.
+  private def pendingRows: Boolean = (pending ne Iterator.empty) && pending.hasNext
+
+  /** Whether the next row may be given as values rather than pushed as a row: no output is pending, no row
+   *  waits, and rows are aggregated (not passed on, which reads keys from rows). */
+  def takesValues: Boolean = !skipping && waiting.isEmpty && !pendingRows
+  // The row's key: none (a global aggregate's one group), an integer-like or a string key (null: NULL).
+  def keyless(): Unit = groupIndices(pushed) = 0
+  def keyLong(isNull: Boolean, key: Long): Unit = groups.stageLong(pushed, isNull, key, groupIndices)
+  def keyString(key: UTF8String): Unit = groups.stageString(pushed, key, groupIndices)
+  // Gathered field j of the row (j indexes the setup's valueFields).
+  def putLong(j: Int, isNull: Boolean, v: Long): Unit = batch.putLong(j, pushed, isNull, v)
+  def putDouble(j: Int, isNull: Boolean, v: Double): Unit = batch.putDouble(j, pushed, isNull, v)
+  def putBoolean(j: Int, isNull: Boolean, v: Boolean): Unit = batch.putBoolean(j, pushed, isNull, v)
+  def putString(j: Int, v: UTF8String): Unit = batch.putString(j, pushed, v)
+
+  /** The row given (pushed or as values) is complete; whether output rows are now pending. */
+  def endRow(): Boolean = {
+    pushed += 1
+    if (pushed == batchSize) { pushed = 0; pending = timed(consumeBatch(gathered(batchSize))) }
+    pendingRows
+  }
+
+  /** The pushed input is over: what is still held is emitted. */
+  def endInput(): Unit = inputEnded = true
+
+  /** Whether an output row is ready for `nextPending`: first the waiting rows are let in, in order; at the
+   *  end of the input, the last batch and then every group. */
+  def hasPending: Boolean = {
+    while (!pending.hasNext && (!waiting.isEmpty || (inputEnded && !finished))) {
+      if (!waiting.isEmpty) admit(waiting.poll())
+      else if (pushed > 0) { val n = pushed; pushed = 0; pending = timed(consumeBatch(gathered(n))) }
+      else pending = timed { finished = true; emit(EmitTo.All) }
+    }
+    pending.hasNext
+  }
+
+  def nextPending(): InternalRow = {
+    if (!hasPending) throw new NoSuchElementException("no pending group")
+    metrics("numOutputRows") += 1
+    pending.next()
   }
 
   /** A columnar batch: its rows' groups; its vectors are the columns. */

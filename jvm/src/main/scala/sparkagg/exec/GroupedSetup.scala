@@ -23,7 +23,7 @@ private[exec] final class GroupedSetup(
     val merges: Seq[Boolean],
     val sortedInput: Boolean) {
 
-  private val keys: Seq[Expression] = groupingExpressions.map(BindReferences.bindReference(_: Expression, input))
+  val keys: Seq[Expression] = groupingExpressions.map(BindReferences.bindReference(_: Expression, input))
   val keyTypes: Seq[DataType] = groupingExpressions.map(_.dataType)
   val hasKeys: Boolean = keys.nonEmpty
   def keyProjection(): UnsafeProjection = UnsafeProjection.create(keys)
@@ -85,7 +85,8 @@ private[exec] final class GroupedSetup(
   /** Constant arguments and filters (a percentile, a separator), evaluated once instead of per row. */
   private val constants: Map[Int, Any] =
     valueExpressions.zipWithIndex.collect { case (e, i) if e.foldable => i -> e.eval() }.toMap
-  private val readExpressions =
+  /** What is gathered from each row into the batch's columns, in the order of [[valueFields]]. */
+  val readExpressions: Seq[Expression] =
     valueExpressions.zipWithIndex.filterNot { case (_, i) => constants.contains(i) }.map(_._1)
 
   /** Whether every other argument and filter is a plain input column of the type it is read as. */
@@ -115,13 +116,26 @@ private[exec] final class GroupedSetup(
   def filterOf(j: Int): Int = filterColumns(j)
 
   /** The hash table for this node's keys: none, one integer-like column read in place, or any. */
-  def newGroupMap(): GroupMap = keys match {
-    case Seq() => new SingleGroup
-    case _ if sortedInput => new SortedKeyGroups(keyProjection())
-    case Seq(b: BoundReference) if LongKeyMap.supports(b.dataType) => new LongKeyMap(b.ordinal, b.dataType)
-    // UTF8_BINARY only: a collated string's grouping key is its collation key, which Spark computes.
-    case Seq(b: BoundReference) if b.dataType == StringType => new RowKeyMap(keyProjection(), 1, b.ordinal)
-    case _ => new RowKeyMap(keyProjection(), keys.size)
+  def newGroupMap(): GroupMap =
+    if (keys.isEmpty) new SingleGroup
+    else if (sortedInput) new SortedKeyGroups(keyProjection())
+    else oneLongKey.map(b => new LongKeyMap(b.ordinal, b.dataType): GroupMap)
+      .orElse(oneStringKey.map(b => new RowKeyMap(keyProjection(), 1, b.ordinal)))
+      .getOrElse(new RowKeyMap(keyProjection(), keys.size))
+
+  /** Whether generated code can push each row's key and gathered fields as values ([[GroupedAggregation.takesValues]]):
+   *  a table of no key, one integer-like or one string key, and fields of types a builder takes as values. */
+  val pushesValues: Boolean = !sortedInput && (keys.isEmpty || oneLongKey.isDefined || oneStringKey.isDefined) &&
+    readExpressions.forall(e => FieldBuilder.setterOf(e.dataType).isDefined)
+
+  private def oneLongKey: Option[BoundReference] = keys match {
+    case Seq(b: BoundReference) if LongKeyMap.supports(b.dataType) => Some(b)
+    case _ => None
+  }
+  // UTF8_BINARY only: a collated string's grouping key is its collation key, which Spark computes.
+  private def oneStringKey: Option[BoundReference] = keys match {
+    case Seq(b: BoundReference) if b.dataType == StringType => Some(b)
+    case _ => None
   }
 
   /** Output rows from a group's key joined with its values (states, or the results of a Final node). */
