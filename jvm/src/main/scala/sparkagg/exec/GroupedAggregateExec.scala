@@ -205,52 +205,52 @@ case class GroupedAggregateExec(
 
   /**
    * One input row: its key and gathered fields given as values when the aggregation takes them (no output
-   * pending, partial aggregation not skipped) and the setup allows it, else pushed as a row. A push or row
-   * that leaves output pending hands one row on, which stops the child's loop.
+   * pending, partial aggregation not skipped) and the setup allows it, else pushed as a row.
    */
   override def doConsume(ctx: CodegenContext, input: Seq[ExprCode], row: ExprCode): String = {
     val agg = aggregationTerm
-    def pushed(rowCode: ExprCode): String = {
+    // Output left pending hands one row on (unless one is out already), which stops the child's loop.
+    def handOnIf(pending: String): String = {
       val out = ctx.freshName("groupRow")
       s"""
-         |${rowCode.code}
-         |if ($agg.push(${rowCode.value}) && !shouldStop()) {
+         |if ($pending && !shouldStop()) {
          |  org.apache.spark.sql.catalyst.InternalRow $out = $agg.nextPending();
          |  ${consume(ctx, null, out)}
          |}
        """.stripMargin
     }
+    def pushed(rowCode: ExprCode): String = s"${rowCode.code}\n${handOnIf(s"$agg.push(${rowCode.value})")}"
     val setup = stagedSetup
     if (!setup.pushesValues) pushed(row)
     else {
       ctx.currentVars = input
       ctx.INPUT_ROW = null
-      val key = setup.keys.headOption.map { k =>
-        val ev = k.genCode(ctx)
-        val give =
-          if (k.dataType == StringType) s"$agg.keyString(${ev.isNull} ? null : ${ev.value});"
-          else s"$agg.keyLong(${ev.isNull}, ${ev.value});"
-        s"${ev.code}\n$give"
+      def computed(e: Expression, call: ExprCode => String): String = {
+        val ev = e.genCode(ctx); s"${ev.code}\n${call(ev)}"
       }
+      val key = setup.keys.headOption.map(k =>
+        computed(k,
+          ev =>
+            if (k.dataType == StringType) s"$agg.keyString(${ev.isNull} ? null : ${ev.value});"
+            else s"$agg.keyLong(${ev.isNull}, ${ev.value});"))
       val fields = setup.readExpressions.zipWithIndex.map { case (e, j) =>
-        val ev = e.genCode(ctx)
-        val give = FieldBuilder.setterOf(e.dataType).get match {
-          case "putString" => s"$agg.putString($j, ${ev.isNull} ? null : ${ev.value});"
-          case setter => s"$agg.$setter($j, ${ev.isNull}, ${ev.value});"
-        }
-        s"${ev.code}\n$give"
+        computed(
+          e,
+          ev =>
+            FieldBuilder.setterOf(e.dataType).get match {
+              case "putString" => s"$agg.putString($j, ${ev.isNull} ? null : ${ev.value});"
+              case setter => s"$agg.$setter($j, ${ev.isNull}, ${ev.value});"
+            }
+        )
       }
-      val out = ctx.freshName("groupRow")
+      // The input columns are evaluated already (usedInputs): the row only lays them out.
       val inputRow = GenerateUnsafeProjection.createCode(ctx,
         child.output.zipWithIndex.map { case (a, i) => BoundReference(i, a.dataType, a.nullable) })
       s"""
          |if ($agg.takesValues()) {
          |  ${key.getOrElse(s"$agg.keyless();")}
          |  ${fields.mkString("\n")}
-         |  if ($agg.endRow() && !shouldStop()) {
-         |    org.apache.spark.sql.catalyst.InternalRow $out = $agg.nextPending();
-         |    ${consume(ctx, null, out)}
-         |  }
+         |  ${handOnIf(s"$agg.endRow()")}
          |} else {
          |  ${pushed(inputRow)}
          |}
