@@ -2,6 +2,7 @@ package sparkagg
 
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.execution.WholeStageCodegenExec
+import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.exec.{GroupedAggregateExec, GroupedAggregateStrategy, GroupedMode}
@@ -299,6 +300,17 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
         assertSame(rows, typed, rows.head.schema.fieldNames.toSeq)
       }
     }
+  }
+
+  test("a staged Partial node runs a subquery in its arguments, and an identical one is reused") {
+    val withSubquery = "SELECT k, df_sum(l + (SELECT max(l) FROM t)) FROM t GROUP BY k ORDER BY k"
+    val (grouped, typed, _) = bothPaths(withSubquery)
+    assert(grouped == typed && grouped.nonEmpty)
+    val twice = spark.sql("SELECT a.k, a.s, b.s FROM (SELECT k, df_sum(l) s FROM t GROUP BY k) a " +
+      "JOIN (SELECT k, df_sum(l) s FROM t GROUP BY k) b ON a.k = b.k")
+    assert(twice.collect().forall(r => r.get(1) == r.get(2)))
+    assert(collect(twice.queryExecution.executedPlan) { case r: ReusedExchangeExec => r }.nonEmpty,
+      "the second side reads the first one's shuffle")
   }
 
   test("floating keys: NaN is one group, 0.0 and -0.0 are one group, as Spark groups them") {
