@@ -300,6 +300,29 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
         assertSame(rows, typed, rows.head.schema.fieldNames.toSeq)
       }
     }
+    // Every function in the stage, its fields given as values or its rows pushed, against the node pulling.
+    val from = " FROM t GROUP BY k ORDER BY k"
+    // (A dozen at a time: Spark leaves a node of more than 100 output fields out of generated code.)
+    for (some <- calls.grouped(12)) {
+      val every = s"SELECT k, ${some.map(EveryFunction.sql(_)).mkString(", ")}$from"
+      val inStage = spark.sql(every)
+      val inStageRows = inStage.collect().toSeq
+      assert(staged(inStage).nonEmpty, every)
+      val pulled = withConf("spark.sql.codegen.wholeStage" -> "false")(spark.sql(every).collect().toSeq)
+      assertSame(inStageRows, pulled, "k" +: some, groupValues(Seq("k"), from, ""))
+    }
+  }
+
+  test("a Partial node over rows from an iterator (a shuffle, a cached table's rows) pulls them") {
+    spark.table("t").repartition(3).createOrReplaceTempView("shuffled")
+    spark.table("t").where("u >= 0").cache().createOrReplaceTempView("cached")
+    for (view <- Seq("shuffled", "cached")) {
+      val df = spark.sql(s"SELECT k, df_sum(l), df_max(s) FROM $view GROUP BY k")
+      df.collect()
+      val partial = groupedNodes(df).find(_.mode == GroupedMode.Partial).get
+      assert(!partial.supportCodegen && !partial.columnarInput, view)
+    }
+    spark.catalog.uncacheTable("cached")
   }
 
   test("a staged Partial node runs a subquery in its arguments, and an identical one is reused") {

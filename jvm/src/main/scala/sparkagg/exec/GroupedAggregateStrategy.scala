@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression,
 import org.apache.spark.sql.catalyst.planning.PhysicalAggregation
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.{ColumnarRule, ColumnarToRowExec, SparkPlan, SparkStrategy}
+import org.apache.spark.sql.execution.{CodegenSupport, ColumnarRule, ColumnarToRowExec, SparkPlan, SparkStrategy}
 import org.apache.spark.sql.internal.SQLConf
 import sparkagg.catalyst.{AccumulatorAggregate, Form, SparkAggregates}
 
@@ -162,9 +162,11 @@ object GroupedAggregateStrategy {
  *  - over a columnar child (a Parquet scan, a cached table), the child's batches itself: instead of through
  *    the ColumnarToRow transition Spark put between them, or, for a child that offers both rows and
  *    batches (a cached table's stage), instead of its rows;
- *  - over rows, pushed by the child's generated loop: its calls become [[StagedCall]]s, so that Spark puts
- *    the node into the child's stage (without that, a `spark.range` query hands the node each row through
- *    the stage's buffered iterator, which cost a quarter of the time at few groups).
+ *  - over rows from generated code (a range, a projection, a join), pushed by the child's generated loop:
+ *    its calls become [[StagedCall]]s, so that Spark puts the node into the child's stage (without that, a
+ *    `spark.range` query hands the node each row through the stage's buffered iterator, which cost a quarter
+ *    of the time at few groups). Rows from an iterator (a shuffle, a cached table's rows) are pulled as
+ *    they come: in a stage they would gain nothing, and every group would leave through its buffer.
  */
 object GroupedPartialInput extends ColumnarRule {
   override def postColumnarTransitions: Rule[SparkPlan] = _.transformUp {
@@ -172,7 +174,8 @@ object GroupedPartialInput extends ColumnarRule {
       g.copy(child = columnar, columnarInput = true)
     case g @ GroupedAggregateExec(GroupedMode.Partial, _, _, _, _, child, false) if child.supportsColumnar =>
       g.copy(columnarInput = true)
-    case g @ GroupedAggregateExec(GroupedMode.Partial, _, calls, _, _, _, false) if !g.supportCodegen =>
+    case g @ GroupedAggregateExec(GroupedMode.Partial, _, calls, _, _, child: CodegenSupport, false)
+        if child.supportCodegen && !g.supportCodegen =>
       g.copy(
         aggregateExpressions = calls.map(a =>
           a.copy(aggregateFunction = StagedCall(a.aggregateFunction.asInstanceOf[AccumulatorAggregate]))))
