@@ -41,7 +41,7 @@ object GroupedMode {
  * including memory accounting, spilling (PartialMerge, Final) or early emission (Partial), and skipping
  * partial aggregation.
  *
- * A Partial node over rows whose calls are [[StagedCall]]s ([[GroupedPartialInput]] makes them so) joins the
+ * A `staged` Partial node over rows (its calls made [[StagedCall]]s by [[GroupedPartialInput]]) joins the
  * whole-stage generated code of its child: the child's loop pushes each row into the aggregation, and the
  * groups leave through the stage's output, one row per step (see `doProduce`). Anywhere else, and when
  * Spark does not generate code, the node pulls its input in `doExecute`.
@@ -53,7 +53,8 @@ case class GroupedAggregateExec(
     stateAttributes: Seq[Attribute],
     resultExpressions: Seq[NamedExpression],
     child: SparkPlan,
-    columnarInput: Boolean = false)
+    columnarInput: Boolean = false,
+    staged: Boolean = false)
   extends UnaryExecNode with CodegenSupport {
 
   private def functions: Seq[AccumulatorAggregate] = aggregateExpressions.map(
@@ -149,8 +150,7 @@ case class GroupedAggregateExec(
     else child.execute().mapPartitions(rows => aggregate(GroupedInput.Rows(rows)))
   }
 
-  override def supportCodegen: Boolean = mode == GroupedMode.Partial && !columnarInput &&
-    aggregateExpressions.forall(_.aggregateFunction.isInstanceOf[StagedCall])
+  override def supportCodegen: Boolean = staged
   override def inputRDDs(): Seq[RDD[InternalRow]] = child.asInstanceOf[CodegenSupport].inputRDDs()
 
   /** The setup the generated code is written from (on the driver). */

@@ -170,14 +170,15 @@ object GroupedAggregateStrategy {
  */
 object GroupedPartialInput extends ColumnarRule {
   override def postColumnarTransitions: Rule[SparkPlan] = _.transformUp {
-    case g @ GroupedAggregateExec(GroupedMode.Partial, _, _, _, _, ColumnarToRowExec(columnar), false) =>
+    case g @ GroupedAggregateExec(GroupedMode.Partial, _, _, _, _, ColumnarToRowExec(columnar), false, false) =>
       g.copy(child = columnar, columnarInput = true)
-    case g @ GroupedAggregateExec(GroupedMode.Partial, _, _, _, _, child, false) if child.supportsColumnar =>
+    case g @ GroupedAggregateExec(GroupedMode.Partial, _, _, _, _, child, false, false) if child.supportsColumnar =>
       g.copy(columnarInput = true)
-    case g @ GroupedAggregateExec(GroupedMode.Partial, _, calls, _, _, child: CodegenSupport, false)
-        if child.supportCodegen && !g.supportCodegen =>
+    case g @ GroupedAggregateExec(GroupedMode.Partial, _, calls, _, _, child: CodegenSupport, false, false)
+        if child.supportCodegen =>
       g.copy(
         aggregateExpressions = calls.map(a =>
-          a.copy(aggregateFunction = StagedCall(a.aggregateFunction.asInstanceOf[AccumulatorAggregate]))))
+          a.copy(aggregateFunction = StagedCall(a.aggregateFunction.asInstanceOf[AccumulatorAggregate]))),
+        staged = true)
   }
 }
