@@ -111,7 +111,7 @@ case class GroupedAggregateExec(
   )
 
   /** Whether the input arrives sorted by the group keys, so groups can be emitted as the keys change. */
-  private[exec] def sortedInput: Boolean = groupingExpressions.nonEmpty &&
+  private def sortedInput: Boolean = groupingExpressions.nonEmpty &&
     SortOrder.orderingSatisfies(child.outputOrdering, groupingExpressions.map(g => SortOrder(g, Ascending)))
 
   /** The task-side description of this node over rows of `input`. */
