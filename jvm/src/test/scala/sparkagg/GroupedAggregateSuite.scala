@@ -317,6 +317,7 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     spark.table("t").repartition(3).createOrReplaceTempView("shuffled")
     spark.table("t").where("u >= 0").cache().createOrReplaceTempView("cached")
     for (view <- Seq("shuffled", "cached")) {
+      // (A string column: the cache decodes only primitive columns into batches.)
       val df = spark.sql(s"SELECT k, df_sum(l), df_max(s) FROM $view GROUP BY k")
       df.collect()
       val partial = groupedNodes(df).find(_.mode == GroupedMode.Partial).get
@@ -347,13 +348,15 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     val dir = java.nio.file.Files.createTempDirectory("sparkagg-columnar").toString
     spark.table("t").write.mode("overwrite").parquet(dir)
     spark.read.parquet(dir).createOrReplaceTempView("pq")
-    // Spark caches only primitive columns as batches.
+    // Spark offers a cached table's batches only when every column of the table is primitive; the node
+    // reads them from a table with other columns too (`wide`), when the columns it reads are primitive.
     spark.table("t").select("k", "i", "l", "d", "b", "u").cache().createOrReplaceTempView("cached")
+    spark.table("t").where("u >= 0").cache().createOrReplaceTempView("wide")
     val plain = Seq("df_sum(l)", "df_avg(d)", "df_min(l)", "df_count(i)", "df_array_agg(i)", "df_max(d)",
       "df_bool_and(b)", "df_var_samp(d) FILTER (WHERE b)")
     val queries =
       Seq("pq" -> plain, "pq" -> calls.map(EveryFunction.sql(_)), "pq" -> plain.map(_.replace("(i)", "(s)")),
-        "cached" -> plain)
+        "cached" -> plain, "wide" -> plain)
     for ((table, aggregates) <- queries) {
       val from = s" FROM $table GROUP BY k ORDER BY k"
       val (grouped, typed, nodes) = bothPaths(s"SELECT k, ${aggregates.mkString(", ")}$from")
@@ -368,6 +371,7 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     assert(nodes.find(_.mode == GroupedMode.Partial).get.columnarInput)
     assertSame(grouped, typed, "s" +: plain, groupValues(Seq("s"), byString, ""))
     spark.catalog.uncacheTable("cached")
+    spark.catalog.uncacheTable("wide")
   }
 
   // Streaming plans put Spark's stateful aggregation strategy before the session's, so it never reaches
