@@ -337,6 +337,31 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
       "the second side reads the first one's shuffle")
   }
 
+  test("keys of integer-like and boolean fields, and one string key, written to the table from rows and vectors") {
+    val keys = spark.table("t").selectExpr(
+      "CAST(k % 5 - 2 AS TINYINT) AS kb",
+      "CAST(IF(u % 29 = 0, NULL, k % 3 - 1) AS SMALLINT) AS ks",
+      "i % 4 AS ki",
+      "dt",
+      "b",
+      "IF(u % 31 = 0, NULL, TIMESTAMP_SECONDS(k * -86400)) AS kt",
+      "IF(u % 2 = 0, NULL, k) AS kl",
+      "s",
+      "l",
+      "d"
+    )
+    keys.createOrReplaceTempView("keys")
+    val dir = java.nio.file.Files.createTempDirectory("sparkagg-keys").toString
+    keys.write.mode("overwrite").parquet(dir)
+    spark.read.parquet(dir).createOrReplaceTempView("keys_pq")
+    for (view <- Seq("keys", "keys_pq"); key <- Seq("kb, ks, ki, dt, b, kt, kl", "ks, b", "ki, kt", "s")) {
+      val sql = s"SELECT $key, df_sum(l), df_max(d), df_count(*) FROM $view GROUP BY $key ORDER BY $key"
+      val (grouped, typed, nodes) = bothPaths(sql)
+      assert(nodes.nonEmpty && grouped.size > 10, sql)
+      assert(grouped == typed, sql)
+    }
+  }
+
   test("floating keys: NaN is one group, 0.0 and -0.0 are one group, as Spark groups them") {
     val (grouped, typed, nodes) = bothPaths("SELECT d, df_count(*), df_sum(x) FROM VALUES (double('NaN'), 1), " +
       "(double('NaN'), 2), (0.0D, 3), (-0.0D, 4), (NULL, 5) AS v(d, x) GROUP BY d ORDER BY d")

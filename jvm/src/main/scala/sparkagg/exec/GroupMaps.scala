@@ -43,6 +43,20 @@ private[exec] abstract class GroupMap {
 }
 
 private[exec] object RowKeyMap {
+  /** Whether a key of these fields can be written as words ([[RowKeyMap]]'s `wordKeys`): integer-like and
+   *  boolean fields, at most 64 (one word of null bits). */
+  def wordKeyable(types: Seq[DataType]): Boolean = types.size <= 64 && types.forall(wordWidth(_) != 0)
+
+  /** The bytes of a field's value within its word: 0 for a type not written as a word, -1 for a boolean. */
+  private def wordWidth(t: DataType): Int = t match {
+    case BooleanType => -1
+    case ByteType => 1
+    case ShortType => 2
+    case IntegerType | DateType | _: YearMonthIntervalType => 4
+    case LongType | TimestampType | TimestampNTZType | _: DayTimeIntervalType => 8
+    case _ => 0
+  }
+
   /** A key row's hash over its words (an UnsafeRow's size is a multiple of 8, its padding zeroed): each
    *  word multiplied in, then the bits mixed, so that keys differing in any byte land apart. */
   def hash(key: UnsafeRow): Int = hash(key.getBaseObject, key.getBaseOffset, key.getSizeInBytes)
@@ -301,11 +315,13 @@ object LongKeyMap {
  * (copied end to end into a batch arena with their hashes) and looked up together, the first pass touching
  * every key's slot so that the cache misses of a large table overlap. Emitted keys are read through one
  * UnsafeRow pointed at each in turn (valid until the next key is asked for). Keys are hashed a word at a
- * time ([[RowKeyMap.hash]]), not by UnsafeRow's hashCode, which takes four bytes per step. A key of one
- * string read from column vectors (`stringKeyAt`: its vector) is laid out as its projection would lay it
- * out, straight from the vector's bytes, without a row view and a projection per row.
+ * time ([[RowKeyMap.hash]]), not by UnsafeRow's hashCode, which takes four bytes per step. Two layouts are
+ * written as the projection would write them, straight from the row or vector, without a projection per
+ * row: a key of one string (`stringKeyAt`: its field), and a key of integer-like and boolean fields
+ * (`wordKeys`: their fields and types; [[RowKeyMap.wordKeyable]]), a null word and a word per field.
  */
-private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int, stringKeyAt: Int = -1)
+private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int, stringKeyAt: Int = -1,
+    wordKeys: Seq[(Int, DataType)] = Nil)
   extends GroupMap {
   // Slot: the key's hash in the high 32 bits, its header's word + 1 in the low (0: empty).
   private var mask = 1023
@@ -329,13 +345,48 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
     groupOfKey(key.getBaseObject, key.getBaseOffset, key.getSizeInBytes, RowKeyMap.hash(key))
   }
 
-  override def stage(row: InternalRow, i: Int, groups: Array[Int]): Unit = {
-    val key = project(row)
-    val bytes = key.getSizeInBytes
+  override def stage(row: InternalRow, i: Int, groups: Array[Int]): Unit =
+    if (stringKeyAt >= 0)
+      stageString(i, if (row.isNullAt(stringKeyAt)) null else row.getUTF8String(stringKeyAt), groups)
+    else if (wordOrdinals.nonEmpty) stageWords(row, i)
+    else {
+      val key = project(row)
+      val bytes = key.getSizeInBytes
+      val at = staging(i, bytes)
+      Platform.copyMemory(key.getBaseObject, key.getBaseOffset, staged, Platform.LONG_ARRAY_OFFSET + 8L * (at + 1),
+        bytes)
+      stagedHash(i) = RowKeyMap.hash(key)
+    }
+
+  private val wordOrdinals = wordKeys.map(_._1).toArray
+  private val wordWidths = wordKeys.map(k => RowKeyMap.wordWidth(k._2)).toArray
+
+  /** Row `i`'s key of integer-like and boolean fields as their UnsafeRow: the null bits, then each field
+   *  in a zeroed word (a null's word stays zero). */
+  private def stageWords(row: InternalRow, i: Int): Unit = {
+    val n = wordOrdinals.length
+    val bytes = 8 * (n + 1)
     val at = staging(i, bytes)
-    Platform.copyMemory(key.getBaseObject, key.getBaseOffset, staged, Platform.LONG_ARRAY_OFFSET + 8L * (at + 1),
-      bytes)
-    stagedHash(i) = RowKeyMap.hash(key)
+    val start = Platform.LONG_ARRAY_OFFSET + 8L * (at + 1)
+    var nulls = 0L
+    var f = 0
+    while (f < n) {
+      val o = wordOrdinals(f)
+      val word = start + 8L * (f + 1)
+      staged(at + 2 + f) = 0L
+      if (row.isNullAt(o)) nulls |= 1L << f
+      else
+        wordWidths(f) match {
+          case 8 => Platform.putLong(staged, word, row.getLong(o))
+          case 4 => Platform.putInt(staged, word, row.getInt(o))
+          case 2 => Platform.putShort(staged, word, row.getShort(o))
+          case 1 => Platform.putByte(staged, word, row.getByte(o))
+          case _ => Platform.putBoolean(staged, word, row.getBoolean(o))
+        }
+      f += 1
+    }
+    staged(at + 1) = nulls
+    stagedHash(i) = RowKeyMap.hash(staged, start, bytes)
   }
 
   /** Room for row `i`'s key of `bytes` in the batch's arena, after a header word holding `bytes`: the
