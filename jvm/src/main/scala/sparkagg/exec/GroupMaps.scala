@@ -48,7 +48,7 @@ private[exec] object RowKeyMap {
   def wordKeyable(types: Seq[DataType]): Boolean = types.size <= 64 && types.forall(wordWidth(_) != 0)
 
   /** The bytes of a field's value within its word: 0 for a type not written as a word, -1 for a boolean. */
-  private def wordWidth(t: DataType): Int = t match {
+  def wordWidth(t: DataType): Int = t match {
     case BooleanType => -1
     case ByteType => 1
     case ShortType => 2
@@ -112,12 +112,7 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
   private var slots: Array[Long] = null
 
   // The key's width in bytes, matched per row instead of calling a closure, which would box the Long.
-  private val width = keyType match {
-    case ByteType => 1
-    case ShortType => 2
-    case IntegerType | DateType => 4
-    case _ => 8
-  }
+  private val width = RowKeyMap.wordWidth(keyType)
   private def read(row: InternalRow): Long = width match {
     case 1 => row.getByte(ordinal)
     case 2 => row.getShort(ordinal)
