@@ -22,8 +22,8 @@ class CatalogueSuite extends AnyFunSuite {
     assert(grouped("count") == "native")
     assert(grouped("percentile_cont") == "native")
     Seq("string_agg", "array_agg", "nth_value", "approx_distinct").foreach(n => assert(grouped(n) == "native", n))
-    assert(Catalogue.rows.filter(_.grouped != "native").map(_.name) == Seq("mode"),
-      "every function but mode has its native GroupsAccumulator")
+    assert(Catalogue.rows.filter(_.grouped != "native").map(_.name).isEmpty,
+      "every function has its native GroupsAccumulator")
     Seq("sum", "avg", "median").foreach(n => assert(grouped(n) == "native", n))
   }
 

@@ -118,7 +118,7 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     withConf(GroupedAggregateStrategy.AdaptersConf -> "false") {
       assert(planned("SELECT k, df_sum(l), df_var_samp(d), df_bit_or(i) FROM t GROUP BY k") == 2)
       assert(planned("SELECT k, df_sum(l), df_median(d) FROM t GROUP BY k") == 2, "median's accumulator is native")
-      assert(planned("SELECT k, df_sum(l), df_mode(d) FROM t GROUP BY k") == 0, "mode has no native accumulator")
+      assert(planned("SELECT k, df_sum(l), df_mode(d) FROM t GROUP BY k") == 2, "mode's accumulator is native")
       assert(planned("SELECT k, df_sum(l), my_avg(d) FROM t GROUP BY k") == 0,
         "a user's function written as an Accumulator has no native accumulator")
       assert(

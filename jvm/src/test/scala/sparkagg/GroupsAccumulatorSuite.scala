@@ -47,6 +47,19 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     Decimal(BigDecimal(BigInt(10).pow(38) - 1 - rnd.nextInt(1000)) * (if (rnd.nextBoolean()) 1 else -1), 38, 0): Any)
   // Many repeats, so that counts tie and differ.
   private val fewValues = "few values" -> ((_: DataType, rnd: Random) => rnd.nextInt(5).toLong: Any)
+  // The same for any type mode takes.
+  private val fewOfType = "few values" -> ((t: DataType, rnd: Random) =>
+    {
+      val v = rnd.nextInt(5)
+      t match {
+        case ByteType => v.toByte
+        case ShortType => v.toShort
+        case IntegerType | DateType => v
+        case DoubleType => v * 0.5
+        case _: StringType => UTF8String.fromString("v" * v)
+        case _ => v.toLong
+      }
+    }: Any)
   // Gen's floats are finite: these mix in NaN, the infinities and both zeros.
   private val specialFloats = "NaN, infinities, zeros" -> ((_: DataType, rnd: Random) =>
     if (rnd.nextInt(4) == 0) Seq(Float.NaN, Float.PositiveInfinity, Float.NegativeInfinity, -0.0f, 0.0f)(rnd.nextInt(5))
@@ -153,17 +166,15 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
         Seq(FloatType, TimestampType),
         Seq(DoubleType, FloatType)
       )
-        .flatMap(types => Seq(Case(MaxBy, types), Case(MinBy, types)))
+        .flatMap(types => Seq(Case(MaxBy, types), Case(MinBy, types))) ++
+      // Few values, so that counts tie and the smallest value wins.
+      Seq(ByteType, ShortType, IntegerType, LongType, DateType, TimestampType, DoubleType, StringType)
+        .flatMap(t => Seq(Case(Mode, Seq(t)), Case(Mode, Seq(t), gen = Some(fewOfType)))) :+
+      Case(Mode, Seq(FloatType), gen = Some(specialFloats))
 
-  // Functions without a native implementation (mode, and a user's own Accumulator: testing.MyAvg) run
-  // through the adapter, against the Accumulator.
-  private val adapterCases: Seq[Case] = Seq(
-    Case(sparkagg.testing.MyAvg, Seq(DoubleType)),
-    Case(Mode, Seq(ByteType)),
-    Case(Mode, Seq(LongType), gen = Some(fewValues)),
-    Case(Mode, Seq(FloatType), gen = Some(specialFloats)),
-    Case(Mode, Seq(StringType))
-  )
+  // A user's own Accumulator (testing.MyAvg) has no native implementation: it runs through the adapter,
+  // against the Accumulator.
+  private val adapterCases: Seq[Case] = Seq(Case(sparkagg.testing.MyAvg, Seq(DoubleType)))
 
   test("the functions with a native grouped path offer it; the others fall back to the adapter") {
     for (c <- nativeCases) {

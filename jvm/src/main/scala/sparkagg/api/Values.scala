@@ -1,6 +1,6 @@
 package sparkagg.api
 
-import org.apache.spark.sql.types.{DataType, Decimal}
+import org.apache.spark.sql.types.{DataType, Decimal, StringType}
 import org.apache.spark.unsafe.types.UTF8String
 
 /**
@@ -37,6 +37,8 @@ trait ListValues {
   def isNullAt(j: Int): Boolean
   def getLong(j: Int): Long
   def getDouble(j: Int): Double
+  /** A string element as a view, valid while the list is. */
+  def getUTF8String(j: Int): UTF8String = copy(j, StringType).asInstanceOf[UTF8String]
   /** An element as a copy that stays valid after the list is gone. */
   def copy(j: Int, elementType: DataType): AnyRef
   /** A struct element (ordering keys in a state), as a view valid until the next call. */

@@ -38,6 +38,7 @@ final class ArrayValues(array: ArrayData) extends ListValues {
   def isNullAt(j: Int): Boolean = array.isNullAt(j)
   def getLong(j: Int): Long = array.getLong(j)
   def getDouble(j: Int): Double = array.getDouble(j)
+  override def getUTF8String(j: Int): UTF8String = array.getUTF8String(j)
   def copy(j: Int, elementType: DataType): AnyRef =
     InternalRow.copyValue(array.get(j, elementType)).asInstanceOf[AnyRef]
   private lazy val struct = new RowValues

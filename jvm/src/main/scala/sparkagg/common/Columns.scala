@@ -193,6 +193,7 @@ object ObjectValues {
       case x => x.asInstanceOf[Long]
     }
     def getDouble(j: Int): Double = elements(j).asInstanceOf[Double]
+    override def getUTF8String(j: Int): UTF8String = elements(j).asInstanceOf[UTF8String]
     def copy(j: Int, elementType: DataType): AnyRef = copyOf(elements(j))
     def getStruct(j: Int, numFields: Int): Values = new Row(elements(j).asInstanceOf[Array[Any]])
   }

@@ -1,9 +1,14 @@
 package sparkagg.functions
 
-import java.util.{LinkedHashMap => JLinkedHashMap}
+import java.util.{Arrays, LinkedHashMap => JLinkedHashMap}
 
 import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
+import org.apache.spark.unsafe.array.ByteArrayMethods
+import org.apache.spark.unsafe.hash.Murmur3_x86_32
+import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
+import sparkagg.common._
 
 /**
  * mode(x): the most frequent non-NULL value, of x's type (integers, floats, date, timestamp, string, as
@@ -12,9 +17,8 @@ import sparkagg.api._
  * hash of them does: -0.0 and 0.0 are two values, every NaN one. NULL on empty input. Retractable: a
  * frame's counts go down as rows leave; over a sliding frame the values are also kept ranked by count
  * ([[SlidingModeAccumulator]]), so a row costs O(log w) where a scan of the counts costs O(w). State:
- * values, frequencies (two arrays, pair by pair, values in the order first seen). No native GroupsAccumulator:
- * one shared table over all groups (measured 2026-11-25) lost the locality of a map per group and ran
- * 1.5x-2.2x slower than the TypedImperativeAggregate path, which a query with mode keeps.
+ * values, frequencies (two arrays, pair by pair, values in the order first seen). Grouped natively by
+ * [[ModeGroups]].
  */
 object Mode extends FunctionDef {
   val name = "mode"
@@ -55,8 +59,14 @@ object Mode extends FunctionDef {
         Seq(StructField("values", ArrayType(t, containsNull = false)),
           StructField("frequencies", ArrayType(LongType, containsNull = false))))
       Right(
-        Bound(t, state, () => new ModeAccumulator(t),
-          newSlidingAccumulator = Some(() => new SlidingModeAccumulator(t)), stateCheck = stateCheck))
+        Bound(
+          t,
+          state,
+          () => new ModeAccumulator(t),
+          newSlidingAccumulator = Some(() => new SlidingModeAccumulator(t)),
+          newGroupsAccumulator = Some(() => new ModeGroups(t)),
+          stateCheck = stateCheck
+        ))
     case _ => Left(s"expects one argument of type $accepted")
   }
 }
@@ -121,4 +131,481 @@ final class SlidingModeAccumulator(t: DataType) extends ModeAccumulator(t) {
   }
   override def evaluate(): Any = if (ranking.isEmpty) null else ranking.first.value
   override def size: Long = super.size + 48L * ranking.size
+}
+
+/**
+ * mode for every group, with no object per group or per value. Each distinct (group, value) pair is
+ * numbered as first seen and kept in arrays by number (group, count, value; a string's bytes lie in one
+ * arena, its value being their offset and length there), so a group's state lists its values in the order
+ * first seen, as [[ModeAccumulator]]'s map does. Each group finds its pairs through an open-addressing
+ * table of its own, a segment of one shared array of slots: a merged state (one group's whole list) then
+ * probes one small region, not the whole table. A slot holds its pair's hash (high half) and number + 1
+ * (low half), so a probe reads a pair only when the hashes agree. A group's segment doubles past three
+ * quarters full; the segments it leaves behind are at most as large as the live ones and go when the
+ * groups are emitted. A float or double is kept by its canonical bits (`floatToIntBits`): -0.0 and 0.0 are
+ * two values and every NaN one, as the row accumulator's boxes are told apart.
+ */
+private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator {
+  import ModeGroups._
+
+  private val kind = kindOf(t)
+  private var segments = new Array[Long](InitialSlots)
+  private var segmentsUsed = 0
+  private var segmentStart = new IntVector(-1) // per group: its segment's first slot, -1 before its first pair
+  private var segmentBits = new ByteVector // per group: log2 of its segment's slots
+  private var segmentPairs = new IntVector // per group: its pairs
+  private var pairGroup = new Array[Int](InitialPairs)
+  private var pairCount = new Array[Long](InitialPairs)
+  private var pairValue = new Array[Long](InitialPairs) // the value's bits, or a string's offset << 32 | length
+  private var pairs = 0
+  private var arena = new Array[Byte](if (kind == Strings) InitialArena else 0)
+  private var used = 0
+  private var groups = 0
+
+  private def bitsAt(column: Column, i: Int): Long = (kind: @scala.annotation.switch) match {
+    case Bytes => column.getByte(i)
+    case Shorts => column.getShort(i)
+    case Ints => column.getInt(i)
+    case Floats => java.lang.Float.floatToIntBits(column.getFloat(i))
+    case Doubles => java.lang.Double.doubleToLongBits(column.getDouble(i))
+    case _ => column.getLong(i)
+  }
+
+  private def bitsOf(list: ListValues, j: Int): Long = kind match {
+    case Longs => list.getLong(j)
+    case Doubles => java.lang.Double.doubleToLongBits(list.getDouble(j))
+    case _ => list.copy(j, t) match {
+        case f: java.lang.Float => java.lang.Float.floatToIntBits(f).toLong
+        case n: java.lang.Number => n.longValue
+      }
+  }
+
+  private def boxed(bits: Long): Any = kind match {
+    case Bytes => bits.toByte
+    case Shorts => bits.toShort
+    case Ints => bits.toInt
+    case Floats => java.lang.Float.intBitsToFloat(bits.toInt)
+    case Doubles => java.lang.Double.longBitsToDouble(bits)
+    case _ => bits
+  }
+
+  private def start(p: Int): Int = (pairValue(p) >>> 32).toInt
+  private def length(p: Int): Int = pairValue(p).toInt
+
+  /** Group g's segment (made at its first pair). */
+  private def segmentOf(g: Int): Int = {
+    val at = segmentStart.array(g)
+    if (at >= 0) at else newSegment(g, MinSegmentBits)
+  }
+
+  private def newSegment(g: Int, bits: Int): Int = {
+    val size = 1 << bits
+    if (segmentsUsed + size > segments.length)
+      segments = Arrays.copyOf(segments, math.max(2 * segments.length, segmentsUsed + size))
+    segmentStart.array(g) = segmentsUsed
+    segmentBits.array(g) = bits.toByte
+    segmentsUsed += size
+    segmentsUsed - size
+  }
+
+  /** n more of value `bits` in group g; h is the value's hash. */
+  private def addBits(g: Int, bits: Long, n: Long, h: Int): Unit = {
+    val at = segmentOf(g)
+    val mask = (1 << segmentBits.array(g)) - 1
+    var s = h & mask
+    var slot = segments(at + s)
+    while (slot != 0) {
+      if ((slot >>> 32).toInt == h && pairValue(slot.toInt - 1) == bits) { pairCount(slot.toInt - 1) += n; return }
+      s = (s + 1) & mask
+      slot = segments(at + s)
+    }
+    val p = newPair(g, n) // before pairValue is read: it may grow the arrays
+    pairValue(p) = bits
+    place(g, at + s, h)
+  }
+
+  /** n more of the string of `length` bytes at `offset` of `base` in group g; h is the string's hash. */
+  private def addBytes(g: Int, base: AnyRef, offset: Long, length: Int, n: Long, h: Int): Unit = {
+    val at = segmentOf(g)
+    val mask = (1 << segmentBits.array(g)) - 1
+    var s = h & mask
+    var slot = segments(at + s)
+    while (slot != 0) {
+      if ((slot >>> 32).toInt == h) {
+        val p = slot.toInt - 1
+        if (this.length(p) == length &&
+          ByteArrayMethods.arrayEquals(arena, Platform.BYTE_ARRAY_OFFSET + start(p), base, offset, length)) {
+          pairCount(p) += n
+          return
+        }
+      }
+      s = (s + 1) & mask
+      slot = segments(at + s)
+    }
+    if (used + length > arena.length) arena = Arrays.copyOf(arena, math.max(2 * arena.length, used + length))
+    Platform.copyMemory(base, offset, arena, Platform.BYTE_ARRAY_OFFSET + used, length)
+    val p = newPair(g, n)
+    pairValue(p) = (used.toLong << 32) | length
+    used += length
+    place(g, at + s, h)
+  }
+
+  private def newPair(g: Int, n: Long): Int = {
+    if (pairs == pairGroup.length) {
+      pairGroup = Arrays.copyOf(pairGroup, 2 * pairs)
+      pairCount = Arrays.copyOf(pairCount, 2 * pairs)
+      pairValue = Arrays.copyOf(pairValue, 2 * pairs)
+    }
+    pairGroup(pairs) = g
+    pairCount(pairs) = n
+    pairs += 1
+    pairs - 1
+  }
+
+  /** Slot `at` (empty) of group g's segment takes the newest pair, of hash h; the segment doubles past
+   *  three quarters full. */
+  private def place(g: Int, at: Int, h: Int): Unit = {
+    segments(at) = (h.toLong << 32) | pairs
+    val count = segmentPairs.array(g) + 1
+    segmentPairs.array(g) = count
+    val bits = segmentBits.array(g)
+    if (4 * count > 3 * (1 << bits)) {
+      val from = segmentStart.array(g)
+      val to = newSegment(g, bits + 1)
+      var s = from
+      while (s < from + (1 << bits)) { if (segments(s) != 0) insert(to, bits + 1, segments(s)); s += 1 }
+    }
+  }
+
+  /** A slot's content into the first empty slot from its hash's, in the segment of 2^bits slots at `at`. */
+  private def insert(at: Int, bits: Int, slot: Long): Unit = segments(emptySlot(at, bits, (slot >>> 32).toInt)) = slot
+
+  /** The first empty slot from hash h's in the segment of 2^bits slots at `at`. */
+  private def emptySlot(at: Int, bits: Int, h: Int): Int = {
+    val mask = (1 << bits) - 1
+    var s = h & mask
+    while (segments(at + s) != 0) s = (s + 1) & mask
+    at + s
+  }
+
+  private def hashOf(p: Int): Int =
+    if (kind == Strings) hashOf(arena, Platform.BYTE_ARRAY_OFFSET + start(p), length(p)) else hashBits(pairValue(p))
+
+  // Every value of a batch is hashed first, touching its slot, and added in a second pass: the first
+  // pass's cache misses overlap, where one probe at a time waits for each.
+  private var hashes = new Array[Int](0)
+  private var touched = 0L // what the first pass read, kept so that its reads are not optimised away
+
+  private def hashed(count: Int): Unit =
+    if (hashes.length < count) hashes = new Array[Int](math.max(count, 2 * hashes.length))
+
+  /** Group g's slot for hash h, or nothing before its first pair. */
+  private def touch(g: Int, h: Int): Long = {
+    val at = segmentStart.array(g)
+    if (at < 0) 0L else segments(at + (h & ((1 << segmentBits.array(g)) - 1)))
+  }
+
+  private def hashOf(base: AnyRef, offset: Long, length: Int): Int =
+    Murmur3_x86_32.hashUnsafeBytes(base, offset, length, StringSeed)
+
+  private def resize(totalGroups: Int): Unit = {
+    groups = totalGroups
+    segmentStart.resize(totalGroups)
+    segmentBits.resize(totalGroups)
+    segmentPairs.resize(totalGroups)
+  }
+
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val column = values.column(0)
+    val binary = column match {
+      case b: BinaryColumn => b // the operator's batches: the bytes in place
+      case _ => null
+    }
+    val f = filter.orNull
+    val rows = values.numRows
+    hashed(rows)
+    var sum = 0L
+    var i = 0
+    while (i < rows) {
+      if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
+        val g = groupIndices(i)
+        val h =
+          if (kind != Strings) hashBits(bitsAt(column, i))
+          else if (binary != null) hashOf(binary.bytes, Platform.BYTE_ARRAY_OFFSET + binary.start(i), binary.length(i))
+          else { val s = column.getUTF8String(i); hashOf(s.getBaseObject, s.getBaseOffset, s.numBytes) }
+        hashes(i) = h
+        sum += touch(g, h)
+      }
+      i += 1
+    }
+    touched = sum
+    i = 0
+    while (i < rows) {
+      if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
+        val g = groupIndices(i)
+        if (kind != Strings) addBits(g, bitsAt(column, i), 1, hashes(i))
+        else if (binary != null)
+          addBytes(g, binary.bytes, Platform.BYTE_ARRAY_OFFSET + binary.start(i), binary.length(i), 1, hashes(i))
+        else {
+          val s = column.getUTF8String(i); addBytes(g, s.getBaseObject, s.getBaseOffset, s.numBytes, 1, hashes(i))
+        }
+      }
+      i += 1
+    }
+  }
+
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val (valueLists, frequencyLists) = (states.column(0), states.column(1))
+    val f = filter.orNull
+    val rows = states.numRows
+    val lists = new Array[ListValues](rows)
+    var elements = 0
+    var i = 0
+    while (i < rows) {
+      if (GroupsAccumulator.keep(f, i) && !valueLists.isNullAt(i)) {
+        lists(i) = valueLists.getList(i)
+        elements += lists(i).numElements
+      }
+      i += 1
+    }
+    hashed(elements)
+    var sum = 0L
+    var at = 0
+    i = 0
+    while (i < rows) {
+      val values = lists(i)
+      if (values != null) {
+        val g = groupIndices(i)
+        var j = 0
+        while (j < values.numElements) {
+          val h =
+            if (kind != Strings) hashBits(bitsOf(values, j))
+            else { val s = values.getUTF8String(j); hashOf(s.getBaseObject, s.getBaseOffset, s.numBytes) }
+          hashes(at) = h
+          sum += touch(g, h)
+          at += 1
+          j += 1
+        }
+      }
+      i += 1
+    }
+    touched = sum
+    at = 0
+    i = 0
+    while (i < rows) {
+      val values = lists(i)
+      if (values != null) {
+        val g = groupIndices(i)
+        val frequencies = frequencyLists.getList(i)
+        var j = 0
+        while (j < values.numElements) {
+          if (kind != Strings) addBits(g, bitsOf(values, j), frequencies.getLong(j), hashes(at))
+          else {
+            val s = values.getUTF8String(j)
+            addBytes(g, s.getBaseObject, s.getBaseOffset, s.numBytes, frequencies.getLong(j), hashes(at))
+          }
+          at += 1
+          j += 1
+        }
+      }
+      i += 1
+    }
+  }
+
+  /** The pairs of groups below n in group order, each group's as first seen: group g's are
+   *  `order(offsets(g) until offsets(g + 1))`. */
+  private def byGroup(n: Int): (Array[Int], Array[Int]) = {
+    val offsets = new Array[Int](n + 1)
+    var p = 0
+    while (p < pairs) { if (pairGroup(p) < n) offsets(pairGroup(p) + 1) += 1; p += 1 }
+    var g = 0
+    while (g < n) { offsets(g + 1) += offsets(g); g += 1 }
+    val order = new Array[Int](offsets(n))
+    val cursor = Arrays.copyOf(offsets, n)
+    p = 0
+    while (p < pairs) {
+      val g = pairGroup(p)
+      if (g < n) { order(cursor(g)) = p; cursor(g) += 1 }
+      p += 1
+    }
+    (order, offsets)
+  }
+
+  /** One group's values, pairs `order(from until until)`: bigint, int and double lists as primitive
+   *  arrays (Catalyst takes them as they are), strings as views of the arena (replaced, never written
+   *  again, once emitted). */
+  private def valueList(order: Array[Int], from: Int, until: Int): Any = kind match {
+    case Longs if t == LongType => Array.tabulate(until - from)(j => pairValue(order(from + j)))
+    case Ints if t == IntegerType => Array.tabulate(until - from)(j => pairValue(order(from + j)).toInt)
+    case Doubles => Array.tabulate(until - from)(j => java.lang.Double.longBitsToDouble(pairValue(order(from + j))))
+    case Strings =>
+      Array.tabulate[Any](until - from) { j =>
+        val p = order(from + j)
+        UTF8String.fromBytes(arena, start(p), length(p))
+      }
+    case _ => Array.tabulate[Any](until - from)(j => boxed(pairValue(order(from + j))))
+  }
+
+  def state(emit: EmitTo): Array[Column] = {
+    val n = emit.count(groups)
+    val (order, offsets) = byGroup(n)
+    val values = new Array[Any](n)
+    val frequencies = new Array[Any](n)
+    var g = 0
+    while (g < n) {
+      val (from, until) = (offsets(g), offsets(g + 1))
+      values(g) = valueList(order, from, until)
+      frequencies(g) = Array.tabulate(until - from)(j => pairCount(order(from + j)))
+      g += 1
+    }
+    drop(n)
+    Array(new ObjectColumn(values), new ObjectColumn(frequencies))
+  }
+
+  /** Whether pair p's value orders before pair q's (strings by their unsigned bytes, floats NaN last). */
+  private def before(p: Int, q: Int): Boolean = kind match {
+    case Strings =>
+      BytesMinMaxGroups.compare(arena, Platform.BYTE_ARRAY_OFFSET + start(p), length(p), arena,
+        Platform.BYTE_ARRAY_OFFSET + start(q), length(q)) < 0
+    case Floats =>
+      java.lang.Float.compare(java.lang.Float.intBitsToFloat(pairValue(p).toInt),
+        java.lang.Float.intBitsToFloat(pairValue(q).toInt)) < 0
+    case Doubles =>
+      java.lang.Double.compare(java.lang.Double.longBitsToDouble(pairValue(p)),
+        java.lang.Double.longBitsToDouble(pairValue(q))) < 0
+    case _ => pairValue(p) < pairValue(q)
+  }
+
+  def evaluate(emit: EmitTo): Column = {
+    val n = emit.count(groups)
+    val best = Array.fill(n)(-1)
+    var p = 0
+    while (p < pairs) {
+      val g = pairGroup(p)
+      if (g < n) {
+        val b = best(g)
+        if (b < 0 || pairCount(p) > pairCount(b) || (pairCount(p) == pairCount(b) && before(p, b))) best(g) = p
+      }
+      p += 1
+    }
+    val validity = new Array[Long](Validity.words(n))
+    var g = 0
+    while (g < n) { if (best(g) >= 0) Validity.set(validity, g); g += 1 }
+    val out = kind match {
+      case Strings =>
+        val offsets = new Array[Int](n + 1)
+        g = 0
+        while (g < n) { offsets(g + 1) = offsets(g) + (if (best(g) >= 0) length(best(g)) else 0); g += 1 }
+        val bytes = new Array[Byte](offsets(n))
+        g = 0
+        while (g < n) {
+          if (best(g) >= 0) System.arraycopy(arena, start(best(g)), bytes, offsets(g), length(best(g)))
+          g += 1
+        }
+        new BinaryColumn(bytes, offsets, validity, n)
+      case Floats | Doubles =>
+        def double(bits: Long) =
+          if (kind == Floats) java.lang.Float.intBitsToFloat(bits.toInt).toDouble
+          else java.lang.Double.longBitsToDouble(bits)
+        new DoubleColumn(Array.tabulate(n)(g => if (best(g) < 0) 0.0 else double(pairValue(best(g)))), validity, n)
+      case _ => new LongColumn(Array.tabulate(n)(g => if (best(g) < 0) 0L else pairValue(best(g))), validity, n)
+    }
+    drop(n)
+    out
+  }
+
+  /** Forgets the groups below n (emitted): the others' pairs move down, renumbered, their strings to a new
+   *  arena, and their segments are made again. */
+  private def drop(n: Int): Unit = {
+    val fresh =
+      new Array[Byte](if (kind != Strings) 0 else if (n == groups) InitialArena else math.max(InitialArena, used))
+    var kept = 0
+    var at = 0
+    var p = 0
+    while (p < pairs) {
+      if (pairGroup(p) >= n) {
+        pairGroup(kept) = pairGroup(p) - n
+        pairCount(kept) = pairCount(p)
+        if (kind != Strings) pairValue(kept) = pairValue(p)
+        else {
+          System.arraycopy(arena, start(p), fresh, at, length(p))
+          pairValue(kept) = (at.toLong << 32) | length(p)
+          at += length(p)
+        }
+        kept += 1
+      }
+      p += 1
+    }
+    pairs = kept
+    groups -= n
+    if (kept == 0) {
+      pairGroup = new Array[Int](InitialPairs)
+      pairCount = new Array[Long](InitialPairs)
+      pairValue = new Array[Long](InitialPairs)
+    }
+    arena = fresh
+    used = at
+    segments = new Array[Long](InitialSlots)
+    segmentsUsed = 0
+    segmentStart = new IntVector(-1)
+    segmentBits = new ByteVector
+    segmentPairs = new IntVector
+    resize(groups)
+    // The kept pairs, in order, into segments again.
+    pairs = 0
+    while (pairs < kept) {
+      val g = pairGroup(pairs)
+      val h = hashOf(pairs)
+      val at = emptySlot(segmentOf(g), segmentBits.array(g), h)
+      pairs += 1
+      place(g, at, h)
+    }
+  }
+
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
+    GroupsAccumulator.statesOfRows(new ModeGroups(t), values, filter)
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long = 8L * segments.length + segmentStart.size + segmentBits.size + segmentPairs.size +
+    20L * pairGroup.length + arena.length
+}
+
+private object ModeGroups {
+  val InitialSlots = 1 << 10
+  val MinSegmentBits = 2
+  val StringSeed = 42
+  val InitialPairs = 1 << 9
+  val InitialArena = 1 << 12
+
+  // How values are read and kept: an Int per type, so that the per-row match is a switch.
+  final val Bytes = 0
+  final val Shorts = 1
+  final val Ints = 2
+  final val Longs = 3
+  final val Floats = 4
+  final val Doubles = 5
+  final val Strings = 6
+
+  def kindOf(t: DataType): Int = t match {
+    case ByteType => Bytes
+    case ShortType => Shorts
+    case IntegerType | DateType => Ints
+    case FloatType => Floats
+    case DoubleType => Doubles
+    case _: StringType => Strings
+    case _ => Longs // bigint, timestamp, timestamp_ntz
+  }
+
+  /** A value's hash: its bits mixed (MurmurHash3's 64-bit finaliser). */
+  def hashBits(bits: Long): Int = {
+    var h = bits
+    h ^= h >>> 33
+    h *= 0xff51afd7ed558ccdL
+    h ^= h >>> 33
+    h *= 0xc4ceb9fe1a85ec53L
+    h ^= h >>> 33
+    h.toInt
+  }
 }
