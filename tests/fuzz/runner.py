@@ -28,7 +28,6 @@ REGRESSIONS = ROOT / "sql" / "fuzz"
 # generated data cannot overflow), small batches and an eager convert_to_state on the grouped operator.
 SETTINGS = {
     "spark.sparkagg.groups.enabled": ("true", "false"),
-    "spark.sparkagg.groups.adapters": ("true", "false"),
     "spark.sparkagg.groups.batchSize": ("8192", "3"),
     "spark.sparkagg.groups.skipPartialRows": ("100000", "1"),
     "spark.sparkagg.window.enabled": ("true", "false"),

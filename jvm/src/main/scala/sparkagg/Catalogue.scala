@@ -22,8 +22,8 @@ import sparkagg.functions.Functions
  *  - several of these when the answer depends on the arguments, each naming the argument lists that give it.
  *
  * Grouped path, read the same way from the bindings: "native" when the function has its own
- * GroupsAccumulator (primitive arrays indexed by group), "adapter" when exec/'s grouped operator runs
- * its row-at-a-time Accumulator per group through sparkagg.common.AccumulatorGroups; both run on the grouped operator.
+ * GroupsAccumulator (primitive arrays indexed by group), which exec/'s grouped operator runs; "Spark's
+ * path" when it has none, and a query calling it keeps the TypedImperativeAggregate path.
  */
 object Catalogue {
   final case class Row(name: String, aliases: Seq[String], signature: String, retract: String, grouped: String,
@@ -57,7 +57,7 @@ object Catalogue {
     else "no"
 
   /** The grouped-path answer of one binding. */
-  private def groupedOf(b: Bound): String = if (b.newGroupsAccumulator.isDefined) "native" else "adapter"
+  private def groupedOf(b: Bound): String = if (b.newGroupsAccumulator.isDefined) "native" else "Spark's path"
 
   private def nameOf(a: Arg): String = a.dataType.simpleString + (if (a.sortKey.isDefined) " (order key)" else "")
 

@@ -19,8 +19,6 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
   override def beforeAll(): Unit = {
     super.beforeAll()
     createTable(spark)
-    // Every function on the grouped operator, those without a native GroupsAccumulator through the adapter.
-    spark.conf.set(GroupedAggregateStrategy.AdaptersConf, "true")
   }
 
   private def withConf[T](settings: (String, String)*)(body: => T): T = {
@@ -100,7 +98,6 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
   test("planned only when every function is sparkagg's, called plainly") {
     def planned(sql: String) = { val df = spark.sql(sql); df.collect(); groupedNodes(df).size }
     SparkAgg.registerFunction(spark, "my_avg", MyAvg)
-    assert(planned("SELECT k, df_sum(l), my_avg(d) FROM t GROUP BY k") == 2, "the adapter runs it")
     assert(planned("SELECT k, df_avg(d), df_count(*) FROM t GROUP BY k") == 2)
     assert(planned("SELECT k, df_avg(d), avg(d) FROM t GROUP BY k") == 2, "Spark's avg runs as sparkagg's")
     assert(planned("SELECT k, df_avg(d), avg(m) FROM t GROUP BY k") == 0, "a decimal avg stays Spark's")
@@ -115,20 +112,20 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     )
     assert(planned("SELECT k, df_avg_state(d) FROM t GROUP BY k") == 2, "state forms run there too")
     assert(planned("SELECT k, count(*) FROM t GROUP BY k") == 0)
-    withConf(GroupedAggregateStrategy.AdaptersConf -> "false") {
-      assert(planned("SELECT k, df_sum(l), df_var_samp(d), df_bit_or(i) FROM t GROUP BY k") == 2)
-      assert(planned("SELECT k, df_sum(l), df_median(d) FROM t GROUP BY k") == 2, "median's accumulator is native")
-      assert(planned("SELECT k, df_sum(l), df_mode(d) FROM t GROUP BY k") == 2, "mode's accumulator is native")
-      assert(planned("SELECT k, df_sum(l), my_avg(d) FROM t GROUP BY k") == 0,
-        "a user's function written as an Accumulator has no native accumulator")
-      assert(
-        planned("SELECT k, df_sum(CAST(m AS DECIMAL(12,2))), df_avg(CAST(m AS DECIMAL(18,3))) FROM t GROUP BY k") == 2,
-        "decimals up to 18 digits are native")
-      assert(
-        planned("SELECT k, df_avg(CAST(m AS DECIMAL(30,5))), sum(CAST(m AS DECIMAL(30,5))) FROM t GROUP BY k") == 2,
-        "wider decimals too, and Spark's sum of them"
-      )
-    }
+    assert(planned("SELECT k, df_sum(l), df_var_samp(d), df_bit_or(i) FROM t GROUP BY k") == 2)
+    assert(planned("SELECT k, df_sum(l), df_median(d) FROM t GROUP BY k") == 2, "median's accumulator is native")
+    assert(planned("SELECT k, df_sum(l), df_mode(d) FROM t GROUP BY k") == 2, "mode's accumulator is native")
+    assert(
+      planned("SELECT k, df_sum(l), my_avg(d) FROM t GROUP BY k") == 0,
+      "a user's function written as an Accumulator has no native accumulator: Spark's path"
+    )
+    assert(
+      planned("SELECT k, df_sum(CAST(m AS DECIMAL(12,2))), df_avg(CAST(m AS DECIMAL(18,3))) FROM t GROUP BY k") == 2,
+      "decimals up to 18 digits are native")
+    assert(
+      planned("SELECT k, df_avg(CAST(m AS DECIMAL(30,5))), sum(CAST(m AS DECIMAL(30,5))) FROM t GROUP BY k") == 2,
+      "wider decimals too, and Spark's sum of them"
+    )
   }
 
   for (keys <- Seq("k", "")) {
@@ -497,7 +494,7 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
       }
       val select = (keys.split(", ").filter(_.nonEmpty).toSeq ++ calls).mkString(", ")
       val sql = if (keys.isEmpty) s"SELECT $select FROM tp" else s"SELECT $select FROM tp GROUP BY $keys ORDER BY $keys"
-      withConf(GroupedAggregateStrategy.AdaptersConf -> "false", "spark.sql.ansi.enabled" -> "true") {
+      withConf("spark.sql.ansi.enabled" -> "true") {
         val (grouped, own, nodes) = bothPaths(sql)
         assert(nodes.map(_.mode) == Seq(GroupedMode.Final, GroupedMode.Partial))
         assert(nodes.head.simpleString(100).contains("count(1) (Spark's)"), nodes.head.simpleString(100))
@@ -508,17 +505,15 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
 
   test("Spark's aggregates whose results sparkagg does not give exactly keep the aggregation Spark's") {
     def planned(sql: String) = { val df = spark.sql(sql); df.collect(); groupedNodes(df).size }
-    withConf(GroupedAggregateStrategy.AdaptersConf -> "false", "spark.sql.ansi.enabled" -> "false") {
+    withConf("spark.sql.ansi.enabled" -> "false") {
       assert(planned("SELECT k, df_avg(d), sum(l) FROM t GROUP BY k") == 2, "with ANSI off sum wraps around")
     }
-    withConf(GroupedAggregateStrategy.AdaptersConf -> "false") {
-      assert(planned("SELECT k, df_avg(d), try_sum(l) FROM t GROUP BY k") == 0, "try_sum: NULL from the first overflow")
-      assert(planned("SELECT k, df_avg(d), first(d) FROM t GROUP BY k") == 0)
-      if (SparkFeatures.collations)
-        assert(planned("SELECT k, df_avg(d), min(s COLLATE UTF8_LCASE) FROM t GROUP BY k") == 0,
-          "a collated string's min stays Spark's")
-      assert(planned("SELECT k, count(*), sum(d) FROM t GROUP BY k") == 0, "no sparkagg function: Spark's")
-    }
+    assert(planned("SELECT k, df_avg(d), try_sum(l) FROM t GROUP BY k") == 0, "try_sum: NULL from the first overflow")
+    assert(planned("SELECT k, df_avg(d), first(d) FROM t GROUP BY k") == 0)
+    if (SparkFeatures.collations)
+      assert(planned("SELECT k, df_avg(d), min(s COLLATE UTF8_LCASE) FROM t GROUP BY k") == 0,
+        "a collated string's min stays Spark's")
+    assert(planned("SELECT k, count(*), sum(d) FROM t GROUP BY k") == 0, "no sparkagg function: Spark's")
   }
 
   test("Spark's min and max of -0.0 and 0.0 on the operator: -0.0 orders first") {

@@ -23,7 +23,6 @@ class GroupedSpillSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     .config("spark.memory.fraction", "0.2")
     .config("spark.sql.shuffle.partitions", "1")
     .config("spark.sql.adaptive.enabled", "false")
-    .config("spark.sparkagg.groups.adapters", "true")
     .getOrCreate()
 
   test("a Final node out of memory spills sorted runs and merges them: every group once, exact") {
@@ -80,7 +79,7 @@ class GroupedSpillSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
   test("every function through a Final node that spills agrees with the TypedImperativeAggregate path",
     DefaultLineOnly) {
     import EveryFunction._
-    // 90k rows in 30k groups of three: every function's states (adapters' accumulators among them) go
+    // 90k rows in 30k groups of three: every function's states go
     // through the spilled runs and their merge.
     createTable(spark, rows = 90000, name = "wide")
     val sql =

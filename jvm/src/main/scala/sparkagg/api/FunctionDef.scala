@@ -39,8 +39,8 @@ final case class BindContext(
  * plain accumulator serves sliding frames too, retracting if it supports it.
  *
  * `newGroupsAccumulator` is DataFusion's create_groups_accumulator: a native [[GroupsAccumulator]] that
- * keeps every group's state in primitive arrays. None: an operator runs `newAccumulator` per group
- * (`sparkagg.common.AccumulatorGroups`). Either way the results equal the accumulator's.
+ * keeps every group's state in primitive arrays, with the accumulator's results. None: a query calling the
+ * function keeps Spark's path, where it runs as a TypedImperativeAggregate (one Accumulator per group).
  *
  * `packing`: a smaller encoding of whole states (see [[StatePacking]]) for an operator's exchange
  * between its partial and final halves. None: the state fields travel as they are.

@@ -15,22 +15,20 @@ import sparkagg.catalyst.{AccumulatorAggregate, Form, SparkAggregates}
 
 /**
  * Plans an aggregation of sparkagg's functions, each plainly or in a state form (`_state`, `_merge`,
- * `_merge_state`) and with a native GroupsAccumulator (unless `adapters`, below), as a Partial
+ * `_merge_state`) and with a native GroupsAccumulator, as a Partial
  * [[GroupedAggregateExec]] below a shuffle by the keys and a Final one above it, as Spark plans its own hash
  * aggregation; with DISTINCT calls (plain, without FILTER), in four nodes as Spark plans those
  * (`withDistinct`). Spark's own count, sum, avg, min and max among them run there too, as the sparkagg calls
  * [[SparkAggregates]] names (the plan marks them "Spark's"); an aggregation without any sparkagg function is
  * left alone. Anything else stays with Spark's planner, where sparkagg's functions run as
- * TypedImperativeAggregates in ObjectHashAggregateExec.
+ * TypedImperativeAggregates in ObjectHashAggregateExec: every function of the catalogue has its native
+ * GroupsAccumulator, so that is an aggregation with another of Spark's aggregates, or with a user's own
+ * function written only as an Accumulator (one live Accumulator per group on the operator was measured
+ * slower than ObjectHashAggregateExec's fallback to sorting at many groups: README, Grouped aggregation).
  *
  * Settings (read when a query runs):
  *  - `spark.sparkagg.groups.enabled` (default true): false plans every aggregation Spark's way.
- *  - `spark.sparkagg.groups.adapters` (default false): also plan calls without a native GroupsAccumulator
- *    (mode, whose shared table is slower than Spark's path; a user's own function written as an
- *    Accumulator), each run as one Accumulator per group. Off by default: at many groups the garbage collection of one
- *    live accumulator per group costs more than ObjectHashAggregateExec's fallback to sorting (README: Grouped
- *    aggregation).
- *  - `spark.sparkagg.groups.batchSize` (default 8192): rows per batch.
+ * *  - `spark.sparkagg.groups.batchSize` (default 8192): rows per batch.
  *  - `spark.sparkagg.groups.skipPartialRows` (default -1: never) and `spark.sparkagg.groups.skipPartialRatio`
  *    (default 0.8): after that many rows, a Partial node with at least that ratio of groups to rows stops
  *    aggregating and passes rows on as states. Off by default, unlike DataFusion (100000 rows): in Spark
@@ -41,8 +39,8 @@ case class GroupedAggregateStrategy(spark: SparkSession) extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case PhysicalAggregation(keyExpressions, spelled, results, child)
         if GroupedAggregateStrategy.enabled(spark) &&
-          GroupedAggregateStrategy.grouped(spelled, GroupedAggregateStrategy.adapters(spark)).isDefined =>
-      val aggregates = GroupedAggregateStrategy.grouped(spelled, GroupedAggregateStrategy.adapters(spark)).get
+          GroupedAggregateStrategy.grouped(spelled).isDefined =>
+      val aggregates = GroupedAggregateStrategy.grouped(spelled).get
       val grouping = keyExpressions.map(GroupedAggregateStrategy.normalized)
       val (distinct, regular) = aggregates.partition(_.isDistinct)
       if (distinct.isEmpty) GroupedAggregateStrategy.twoStages(grouping, aggregates, results, planLater(child)) :: Nil
@@ -57,10 +55,7 @@ object GroupedAggregateStrategy {
   val SkipPartialRowsConf = "spark.sparkagg.groups.skipPartialRows"
   val SkipPartialRatioConf = "spark.sparkagg.groups.skipPartialRatio"
 
-  val AdaptersConf = "spark.sparkagg.groups.adapters"
-
   def enabled(spark: SparkSession): Boolean = spark.conf.get(EnabledConf, "true").toBoolean
-  def adapters(spark: SparkSession): Boolean = spark.conf.get(AdaptersConf, "false").toBoolean
 
   /** A key (or distinct column) as Spark's own Aggregation strategy has it: NaN and -0.0 normalized, so each
    *  is one group. */
@@ -130,7 +125,7 @@ object GroupedAggregateStrategy {
 
   /** The aggregation's calls as the grouped operator runs them (Spark's own replaced by their sparkagg
    *  equivalents), or None when it does not: it has no sparkagg function, or a call that cannot run there. */
-  def grouped(aggregates: Seq[AggregateExpression], adapters: Boolean): Option[Seq[AggregateExpression]] = {
+  def grouped(aggregates: Seq[AggregateExpression]): Option[Seq[AggregateExpression]] = {
     val calls = aggregates.map { a =>
       a.aggregateFunction match {
         case _: AccumulatorAggregate => Some(a)
@@ -138,15 +133,15 @@ object GroupedAggregateStrategy {
       }
     }
     val sparkaggs = aggregates.exists(a => a.aggregateFunction.isInstanceOf[AccumulatorAggregate])
-    if (sparkaggs && calls.forall(_.exists(runsGrouped(_, adapters)))) Some(calls.flatten) else None
+    if (sparkaggs && calls.forall(_.exists(runsGrouped))) Some(calls.flatten) else None
   }
 
-  /** Whether the call runs on the grouped operator: with a native GroupsAccumulator for its argument types
-   *  unless `adapters`, and (for DISTINCT) plainly, not in a state form, and without FILTER. */
-  private def runsGrouped(a: AggregateExpression, adapters: Boolean): Boolean =
+  /** Whether the call runs on the grouped operator: with a native GroupsAccumulator for its argument types,
+   *  and (for DISTINCT) plainly, not in a state form, and without FILTER. */
+  private def runsGrouped(a: AggregateExpression): Boolean =
     a.mode == Complete && (a.aggregateFunction match {
       case f: AccumulatorAggregate =>
-        Form.aggregates.contains(f.form) && (adapters || f.call.hasNativeGroups) &&
+        Form.aggregates.contains(f.form) && f.call.hasNativeGroups &&
         !(a.isDistinct && (f.form != Form.Plain || a.filter.isDefined))
       case _ => false
     })
