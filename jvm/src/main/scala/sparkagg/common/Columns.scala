@@ -98,6 +98,48 @@ final class DoubleListColumn(val values: Array[Double], val offsets: Array[Int],
 }
 
 /**
+ * Lists of strings or binaries laid end to end, no object per list or element: list `row` is elements
+ * [rowStarts(row), rowStarts(row + 1)), element `e` bytes [starts(e), starts(e + 1)) of `bytes`, NULL when
+ * bit `e` of `elementValidity` is clear (null: no NULL elements). What array_agg and mode emit for lists of
+ * strings, and what an operator gathers state lists of strings into.
+ */
+final class BytesListColumn(val bytes: Array[Byte], val starts: Array[Int], val rowStarts: Array[Int],
+    val validity: Array[Long], val numRows: Int, val elementValidity: Array[Long] = null)
+  extends Column {
+  lazy val hasNulls: Boolean = !Validity.allValid(validity, numRows)
+  def isNullAt(row: Int): Boolean = !Validity.isValid(validity, row)
+  def isElementNull(e: Int): Boolean = !Validity.isValid(elementValidity, e)
+  def elementLength(e: Int): Int = starts(e + 1) - starts(e)
+
+  private def element(e: Int, dataType: DataType): AnyRef =
+    if (isElementNull(e)) null
+    else {
+      val copied = java.util.Arrays.copyOfRange(bytes, starts(e), starts(e + 1))
+      if (dataType.isInstanceOf[StringType]) UTF8String.fromBytes(copied) else copied
+    }
+
+  override def getList(row: Int): ListValues = new ListValues {
+    private val first = rowStarts(row)
+    def numElements: Int = rowStarts(row + 1) - first
+    def isNullAt(j: Int): Boolean = isElementNull(first + j)
+    def getLong(j: Int): Long = unsupported("array<bigint>")
+    def getDouble(j: Int): Double = unsupported("array<double>")
+    override def getUTF8String(j: Int): UTF8String =
+      UTF8String.fromBytes(bytes, starts(first + j), elementLength(first + j))
+    def copy(j: Int, elementType: DataType): AnyRef = element(first + j, elementType)
+    def getStruct(j: Int, numFields: Int): Values = unsupported("array<struct>")
+  }
+
+  /** A list as an Array[Any] of copies. */
+  def get(row: Int, dataType: DataType): AnyRef =
+    if (isNullAt(row)) null
+    else {
+      val elementType = dataType.asInstanceOf[ArrayType].elementType
+      Array.tabulate[Any](rowStarts(row + 1) - rowStarts(row))(j => element(rowStarts(row) + j, elementType))
+    }
+}
+
+/**
  * Byte strings laid end to end: row `r` is bytes [offsets(r), offsets(r + 1)) of `bytes` (a NULL row
  * holds none). What a [[StatePacking]] packs states into, what an operator gathers binary values into,
  * and, read as UTF-8 strings, what string_agg emits its groups' strings into: no object per row until

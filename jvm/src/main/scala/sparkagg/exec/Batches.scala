@@ -1,7 +1,7 @@
 package sparkagg.exec
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.UnsafeRow
+import org.apache.spark.sql.catalyst.expressions.{UnsafeArrayData, UnsafeRow}
 import org.apache.spark.sql.catalyst.util.ArrayData
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
@@ -98,6 +98,7 @@ private[exec] object FieldBuilder {
     case FloatType => new FloatBuilder(ordinal, capacity)
     case DoubleType => new DoubleBuilder(ordinal, capacity)
     case ArrayType(DoubleType, _) => new DoubleListBuilder(ordinal, capacity)
+    case ArrayType(t @ (BinaryType | _: StringType), _) => new BytesListBuilder(ordinal, t, capacity)
     case BinaryType => new BinaryBuilder(ordinal, capacity, strings = false)
     case _: StringType => new BinaryBuilder(ordinal, capacity, strings = true)
     case _ => new ValueBuilder(ordinal, dataType, capacity)
@@ -211,6 +212,83 @@ private final class DoubleListBuilder(ordinal: Int, capacity: Int) extends EndTo
 
   protected def column(validity: Array[Long], n: Int): Column = {
     val c = new DoubleListColumn(values, offsets, validity, n, elementValidity)
+    elementValidity = null
+    c
+  }
+}
+
+/** Lists of strings or binaries (array_agg's and mode's states) gathered end to end: no object per list or
+ *  element. `offsets` count elements, `starts` bytes; a shuffled list's bytes are copied straight out of it. */
+private final class BytesListBuilder(ordinal: Int, elementType: DataType, capacity: Int)
+  extends EndToEndBuilder(ordinal, capacity) {
+  private var starts = new Array[Int](4 * capacity + 1)
+  private var bytes = new Array[Byte](32 * capacity)
+  private var elementValidity: Array[Long] = null // made at the first NULL element
+
+  private def used: Int = starts(length)
+
+  private def roomForElements(need: Int): Unit = if (need + 1 > starts.length) {
+    val grown = math.max(2 * starts.length, need + 1)
+    starts = java.util.Arrays.copyOf(starts, grown)
+    if (elementValidity != null) {
+      val old = elementValidity.length
+      elementValidity = java.util.Arrays.copyOf(elementValidity, Validity.words(grown))
+      java.util.Arrays.fill(elementValidity, old, elementValidity.length, -1L)
+    }
+  }
+
+  private def roomForBytes(n: Int): Unit =
+    if (used + n > bytes.length) bytes = java.util.Arrays.copyOf(bytes, math.max(2 * bytes.length, used + n))
+
+  /** The next element: `size` bytes of `base` at `offset`. */
+  private def element(base: AnyRef, offset: Long, size: Int): Unit = {
+    roomForBytes(size)
+    Platform.copyMemory(base, offset, bytes, Platform.BYTE_ARRAY_OFFSET + used, size)
+    starts(length + 1) = used + size
+    length += 1
+  }
+
+  private def nullElement(): Unit = {
+    if (elementValidity == null) {
+      elementValidity = new Array[Long](Validity.words(starts.length))
+      java.util.Arrays.fill(elementValidity, -1L)
+    }
+    elementValidity(length >> 6) &= ~(1L << length)
+    starts(length + 1) = used
+    length += 1
+  }
+
+  protected def putValue(row: InternalRow, o: Int): Unit = {
+    val list = row.getArray(o)
+    val n = list.numElements()
+    roomForElements(length + n)
+    var j = 0
+    list match {
+      case u: UnsafeArrayData =>
+        // Element j's offset (from the list's start) and size are the long after the header.
+        val header = UnsafeArrayData.calculateHeaderPortionInBytes(n)
+        while (j < n) {
+          if (u.isNullAt(j)) nullElement()
+          else {
+            val offsetAndSize = Platform.getLong(u.getBaseObject, u.getBaseOffset + header + 8L * j)
+            element(u.getBaseObject, u.getBaseOffset + (offsetAndSize >>> 32), offsetAndSize.toInt)
+          }
+          j += 1
+        }
+      case other =>
+        while (j < n) {
+          other.get(j, elementType) match {
+            case null => nullElement()
+            case s: UTF8String => element(s.getBaseObject, s.getBaseOffset, s.numBytes)
+            case b: Array[Byte] => element(b, Platform.BYTE_ARRAY_OFFSET, b.length)
+          }
+          j += 1
+        }
+    }
+  }
+
+  protected def column(validity: Array[Long], n: Int): Column = {
+    val c = new BytesListColumn(bytes, starts, offsets, validity, n, elementValidity)
     elementValidity = null
     c
   }

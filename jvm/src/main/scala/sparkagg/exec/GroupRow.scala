@@ -40,12 +40,13 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
     case c: LongColumn => c.validity
     case c: DoubleColumn => c.validity
     case c: DoubleListColumn => c.validity
+    case c: BytesListColumn => c.validity
     case c: BinaryColumn => c.validity
     case _ => null
   }
   // Whether a column's NULLs are in `validity` (a null bitmap there: no NULLs); else the column is asked.
   private val bitmapped = columns.map {
-    case _: LongColumn | _: DoubleColumn | _: DoubleListColumn | _: BinaryColumn => true
+    case _: LongColumn | _: DoubleColumn | _: DoubleListColumn | _: BytesListColumn | _: BinaryColumn => true
     case _ => false
   }
   // Strings emitted end to end (string_agg, min and max) are read as views of their bytes.
@@ -57,6 +58,7 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
     case (c: DoubleListColumn, ArrayType(DoubleType, _)) => c
     case _ => null
   }
+  private val bytesLists = columns.map { case c: BytesListColumn => c; case _ => null }
 
   def numFields: Int = numKeys + columns.length
 
@@ -111,8 +113,10 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
   override def getArray(i: Int): ArrayData =
     if (i < numKeys) key.getArray(i)
     else {
-      val list = doubleLists(i - numKeys)
-      if (list != null) doubleList(i - numKeys, list) else value(i).asInstanceOf[ArrayData]
+      val c = i - numKeys
+      if (doubleLists(c) != null) doubleList(c, doubleLists(c))
+      else if (bytesLists(c) != null) bytesList(c, bytesLists(c))
+      else value(i).asInstanceOf[ArrayData]
     }
 
   def get(i: Int, dataType: DataType): AnyRef =
@@ -137,17 +141,23 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
     out
   }
 
-  private val lists = Array.tabulate(columns.length)(c => if (doubleLists(c) != null) new UnsafeArrayData else null)
+  private val lists = Array.tabulate(columns.length)(c =>
+    if (doubleLists(c) != null || bytesLists(c) != null) new UnsafeArrayData else null)
   private val buffers = Array.fill(columns.length)(new Array[Long](0))
+
+  /** Column `column`'s reused buffer, of at least `bytes` bytes, its first `zeroed` bytes zero. */
+  private def buffer(column: Int, bytes: Int, zeroed: Int): Array[Long] = {
+    if (bytes > 8 * buffers(column).length) buffers(column) = new Array[Long](math.max(64, 2 * ((bytes + 7) / 8)))
+    java.util.Arrays.fill(buffers(column), 0, zeroed / 8, 0L)
+    buffers(column)
+  }
 
   private def doubleList(column: Int, c: DoubleListColumn): ArrayData = {
     val start = c.start(group)
     val n = c.length(group)
     val header = UnsafeArrayData.calculateHeaderPortionInBytes(n)
     val bytes = header + 8 * n
-    if (bytes > 8 * buffers(column).length) buffers(column) = new Array[Long](math.max(64, 2 * (bytes / 8)))
-    val buffer = buffers(column)
-    java.util.Arrays.fill(buffer, 0, header / 8, 0L)
+    val buffer = this.buffer(column, bytes, header)
     buffer(0) = n
     // Null bits follow the length word, bit j for element j.
     if (c.elementValidity != null) {
@@ -156,6 +166,35 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
     }
     Platform.copyMemory(c.values, Platform.DOUBLE_ARRAY_OFFSET + 8L * start, buffer,
       Platform.LONG_ARRAY_OFFSET + header, 8L * n)
+    lists(column).pointTo(buffer, Platform.LONG_ARRAY_OFFSET, bytes)
+    lists(column)
+  }
+
+  /** A list of strings or binaries laid out as UnsafeArrayData: the header (length, null bits), each
+   *  element's offset and size, then the elements' bytes, each padded with zeros to a whole word. */
+  private def bytesList(column: Int, c: BytesListColumn): ArrayData = {
+    val first = c.rowStarts(group)
+    val n = c.rowStarts(group + 1) - first
+    val header = UnsafeArrayData.calculateHeaderPortionInBytes(n)
+    var bytes = header + 8 * n
+    var e = first
+    while (e < first + n) { bytes += (c.elementLength(e) + 7) & ~7; e += 1 }
+    val buffer = this.buffer(column, bytes, bytes)
+    buffer(0) = n
+    var at = header + 8 * n
+    var j = 0
+    while (j < n) {
+      val e = first + j
+      if (c.isElementNull(e)) buffer(1 + (j >> 6)) |= 1L << j
+      else {
+        val size = c.elementLength(e)
+        buffer((header >> 3) + j) = (at.toLong << 32) | size
+        Platform.copyMemory(
+          c.bytes, Platform.BYTE_ARRAY_OFFSET + c.starts(e), buffer, Platform.LONG_ARRAY_OFFSET + at, size)
+        at += (size + 7) & ~7
+      }
+      j += 1
+    }
     lists(column).pointTo(buffer, Platform.LONG_ARRAY_OFFSET, bytes)
     lists(column)
   }

@@ -3,6 +3,7 @@ package sparkagg.functions
 import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
 import sparkagg.common._
@@ -167,7 +168,7 @@ private[sparkagg] final class ArrayAggGroups(elementType: DataType) extends List
 
 /**
  * The elements of [[ArrayAggGroups]]' pool, slot by slot, in the layout their type allows: bigint and
- * double in primitive arrays, anything else as copied values. A slot's NULL is the accumulator's to
+ * double in primitive arrays, strings and binaries in one arena, anything else as copied values. A slot's NULL is the accumulator's to
  * track; here a NULL slot is simply never written.
  */
 private sealed abstract class ElementPool {
@@ -183,6 +184,18 @@ private sealed abstract class ElementPool {
   def clear(from: Int, until: Int): Unit
   /** A column of lists, list g of the slots `order` at [offsets(g), offsets(g + 1)); NULL where `counts`
    *  (when given) is 0. */
+  def lists(order: Array[Int], offsets: Array[Int], present: Array[Long], counts: Array[Int]): Column
+  def size: Long
+
+  protected final def allPresent(order: Array[Int], from: Int, until: Int, present: Array[Long]): Boolean = {
+    var i = from
+    while (i < until && Validity.isValid(present, order(i))) i += 1
+    i == until
+  }
+}
+
+/** An [[ElementPool]] whose lists are made one group at a time. */
+private sealed abstract class ListByListPool extends ElementPool {
   def lists(order: Array[Int], offsets: Array[Int], present: Array[Long], counts: Array[Int]): Column = {
     val n = offsets.length - 1
     val out = new Array[Any](n)
@@ -195,13 +208,6 @@ private sealed abstract class ElementPool {
   }
   /** One list: the slots `order` at [from, until). */
   protected def list(order: Array[Int], from: Int, until: Int, present: Array[Long]): Any
-  def size: Long
-
-  protected final def allPresent(order: Array[Int], from: Int, until: Int, present: Array[Long]): Boolean = {
-    var i = from
-    while (i < until && Validity.isValid(present, order(i))) i += 1
-    i == until
-  }
 
   protected final def boxed(order: Array[Int], from: Int, until: Int, present: Array[Long], value: Int => Any)
       : Array[Any] = {
@@ -216,12 +222,14 @@ private object ElementPool {
   def apply(elementType: DataType): ElementPool = elementType match {
     case LongType => new PrimitivePool(doubles = false)
     case DoubleType => new PrimitivePool(doubles = true)
+    case _: StringType => new BytesPool(strings = true)
+    case BinaryType => new BytesPool(strings = false)
     case other => new ValuePool(other)
   }
 }
 
 /** bigint or double (`doubles`) elements in one long array, doubles by their bits: no boxing. */
-private final class PrimitivePool(doubles: Boolean) extends ElementPool {
+private final class PrimitivePool(doubles: Boolean) extends ListByListPool {
   private var values = new Array[Long](GroupPool.Initial)
   def grow(capacity: Int): Unit = values = java.util.Arrays.copyOf(values, capacity)
   def reset(capacity: Int): Unit = values = new Array[Long](capacity)
@@ -267,8 +275,95 @@ private final class PrimitivePool(doubles: Boolean) extends ElementPool {
   def size: Long = 8L * values.length
 }
 
+/** Strings or binaries (`strings` false) in one arena, slot by slot as (start, length): no object per
+ *  element. The emitted lists come out end to end in one [[BytesListColumn]]; the slots left after an
+ *  emission are copied to a new arena, so that emitted bytes do not stay. */
+private final class BytesPool(strings: Boolean) extends ElementPool {
+  private var start = new Array[Int](GroupPool.Initial)
+  private var length = new Array[Int](GroupPool.Initial) // 0 in a slot without a value
+  private var arena = new Array[Byte](8 * GroupPool.Initial)
+  private var used = 0
+
+  def grow(capacity: Int): Unit = {
+    start = java.util.Arrays.copyOf(start, capacity)
+    length = java.util.Arrays.copyOf(length, capacity)
+  }
+  def reset(capacity: Int): Unit = {
+    start = new Array[Int](capacity)
+    length = new Array[Int](capacity)
+    arena = new Array[Byte](8 * GroupPool.Initial)
+    used = 0
+  }
+
+  private def keep(slot: Int, base: AnyRef, offset: Long, n: Int): Unit = {
+    if (used + n > arena.length) arena = java.util.Arrays.copyOf(arena, math.max(2 * arena.length, used + n))
+    Platform.copyMemory(base, offset, arena, Platform.BYTE_ARRAY_OFFSET + used, n)
+    start(slot) = used
+    length(slot) = n
+    used += n
+  }
+  private def keepString(slot: Int, s: UTF8String): Unit = keep(slot, s.getBaseObject, s.getBaseOffset, s.numBytes)
+  private def keepBinary(slot: Int, b: Array[Byte]): Unit = keep(slot, b, Platform.BYTE_ARRAY_OFFSET, b.length)
+
+  def put(slot: Int, column: Column, row: Int): Unit = column match {
+    case b: BinaryColumn => keep(slot, b.bytes, Platform.BYTE_ARRAY_OFFSET + b.start(row), b.length(row))
+    case _ => if (strings) keepString(slot, column.getUTF8String(row)) else keepBinary(slot, column.getBinary(row))
+  }
+  def putElement(slot: Int, list: ListValues, j: Int): Unit =
+    if (strings) keepString(slot, list.getUTF8String(j))
+    else keepBinary(slot, list.copy(j, BinaryType).asInstanceOf[Array[Byte]])
+
+  def move(from: Int, to: Int): Unit = {
+    start(to) = start(from)
+    length(to) = length(from)
+  }
+
+  /** The slots below `from` are the ones kept: their bytes go to a new arena. */
+  def clear(from: Int, until: Int): Unit = {
+    java.util.Arrays.fill(length, from, until, 0)
+    var live = 0
+    var slot = 0
+    while (slot < from) { live += length(slot); slot += 1 }
+    val fresh = new Array[Byte](math.max(8 * GroupPool.Initial, 2 * live))
+    var at = 0
+    slot = 0
+    while (slot < from) {
+      System.arraycopy(arena, start(slot), fresh, at, length(slot))
+      start(slot) = at
+      at += length(slot)
+      slot += 1
+    }
+    arena = fresh
+    used = at
+  }
+
+  def lists(order: Array[Int], offsets: Array[Int], present: Array[Long], counts: Array[Int]): Column = {
+    val n = offsets.length - 1
+    val elements = order.length
+    val starts = new Array[Int](elements + 1)
+    var e = 0
+    while (e < elements) { starts(e + 1) = starts(e) + length(order(e)); e += 1 }
+    val bytes = new Array[Byte](starts(elements))
+    val elementValidity =
+      if (allPresent(order, 0, elements, present)) null else new Array[Long](Validity.words(elements))
+    e = 0
+    while (e < elements) {
+      val slot = order(e)
+      System.arraycopy(arena, start(slot), bytes, starts(e), length(slot))
+      if (elementValidity != null && Validity.isValid(present, slot)) Validity.set(elementValidity, e)
+      e += 1
+    }
+    val validity = if (counts == null) null else new Array[Long](Validity.words(n))
+    var g = 0
+    while (validity != null && g < n) { if (counts(g) > 0) Validity.set(validity, g); g += 1 }
+    new BytesListColumn(bytes, starts, offsets, validity, n, elementValidity)
+  }
+
+  def size: Long = 8L * start.length + arena.length
+}
+
 /** Values of any other type, copied out of their batch; `bytes` estimates what they hold. */
-private final class ValuePool(elementType: DataType) extends ElementPool {
+private final class ValuePool(elementType: DataType) extends ListByListPool {
   private var values = new Array[AnyRef](GroupPool.Initial)
   private var bytes = 0L
   private def held(v: AnyRef): Long = v match {

@@ -434,34 +434,40 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
   }
 
   /** One group's values, pairs `order(from until until)`: bigint, int and double lists as primitive
-   *  arrays (Catalyst takes them as they are), strings as views of the arena (replaced, never written
-   *  again, once emitted). */
+   *  arrays (Catalyst takes them as they are), others boxed. */
   private def valueList(order: Array[Int], from: Int, until: Int): Any = kind match {
     case Longs if t == LongType => Array.tabulate(until - from)(j => pairValue(order(from + j)))
     case Ints if t == IntegerType => Array.tabulate(until - from)(j => pairValue(order(from + j)).toInt)
     case Doubles => Array.tabulate(until - from)(j => java.lang.Double.longBitsToDouble(pairValue(order(from + j))))
-    case Strings =>
-      Array.tabulate[Any](until - from) { j =>
-        val p = order(from + j)
-        UTF8String.fromBytes(arena, start(p), length(p))
-      }
     case _ => Array.tabulate[Any](until - from)(j => boxed(pairValue(order(from + j))))
+  }
+
+  /** The strings of pairs `order`, group g's at [offsets(g), offsets(g + 1)), end to end. */
+  private def stringLists(order: Array[Int], offsets: Array[Int]): Column = {
+    val starts = new Array[Int](order.length + 1)
+    var e = 0
+    while (e < order.length) { starts(e + 1) = starts(e) + length(order(e)); e += 1 }
+    val bytes = new Array[Byte](starts(order.length))
+    e = 0
+    while (e < order.length) { System.arraycopy(arena, start(order(e)), bytes, starts(e), length(order(e))); e += 1 }
+    new BytesListColumn(bytes, starts, offsets, null, offsets.length - 1)
   }
 
   def state(emit: EmitTo): Array[Column] = {
     val n = emit.count(groups)
     val (order, offsets) = byGroup(n)
-    val values = new Array[Any](n)
+    val values = if (kind == Strings) null else new Array[Any](n)
     val frequencies = new Array[Any](n)
     var g = 0
     while (g < n) {
       val (from, until) = (offsets(g), offsets(g + 1))
-      values(g) = valueList(order, from, until)
+      if (values != null) values(g) = valueList(order, from, until)
       frequencies(g) = Array.tabulate(until - from)(j => pairCount(order(from + j)))
       g += 1
     }
+    val valueColumn = if (values == null) stringLists(order, offsets) else new ObjectColumn(values)
     drop(n)
-    Array(new ObjectColumn(values), new ObjectColumn(frequencies))
+    Array(valueColumn, new ObjectColumn(frequencies))
   }
 
   /** Whether pair p's value orders before pair q's (strings by their unsigned bytes, floats NaN last). */
