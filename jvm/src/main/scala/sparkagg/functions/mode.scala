@@ -291,13 +291,54 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
   private def hashOf(p: Int): Int =
     if (kind == Strings) hashOf(arena, Platform.BYTE_ARRAY_OFFSET + start(p), length(p)) else hashBits(pairValue(p))
 
-  // Every value of a batch is hashed first, touching its slot, and added in a second pass: the first
-  // pass's cache misses overlap, where one probe at a time waits for each.
+  // Every value of a batch is read and hashed once, in a first pass that touches its slot, and added in a
+  // second: the first pass's cache misses overlap, where one probe at a time waits for each. `staged(k)`
+  // holds value k's bits, or where a string's bytes lie in `stagedBytes` (start << 32 | length): the
+  // column's own bytes when it holds them end to end, else a copy in `scratch`.
   private var hashes = new Array[Int](0)
+  private var staged = new Array[Long](0)
+  private var stagedBytes: Array[Byte] = null
+  private var scratch = new Array[Byte](0)
+  private var scratchUsed = 0
   private var touched = 0L // what the first pass read, kept so that its reads are not optimised away
 
-  private def hashed(count: Int): Unit =
-    if (hashes.length < count) hashes = new Array[Int](math.max(count, 2 * hashes.length))
+  /** Room for `count` values; the batch's strings go to `inPlace` (null: copied to `scratch`). */
+  private def stage(count: Int, inPlace: Array[Byte]): Unit = {
+    if (hashes.length < count) {
+      hashes = new Array[Int](math.max(count, 2 * hashes.length))
+      staged = new Array[Long](hashes.length)
+    }
+    stagedBytes = inPlace
+    scratchUsed = 0
+  }
+
+  /** Value k, of `bits`: its hash. */
+  private def stageBits(k: Int, bits: Long): Int = { staged(k) = bits; hashBits(bits) }
+
+  /** Value k, a string at `start` of `stagedBytes`: its hash. */
+  private def stageInPlace(k: Int, start: Int, length: Int): Int = {
+    staged(k) = (start.toLong << 32) | length
+    hashOf(stagedBytes, Platform.BYTE_ARRAY_OFFSET + start, length)
+  }
+
+  /** Value k, a string copied to `scratch`: its hash. */
+  private def stageCopy(k: Int, s: UTF8String): Int = {
+    val n = s.numBytes
+    if (scratchUsed + n > scratch.length)
+      scratch = Arrays.copyOf(scratch, math.max(2 * scratch.length, scratchUsed + n))
+    s.writeToMemory(scratch, Platform.BYTE_ARRAY_OFFSET + scratchUsed)
+    staged(k) = (scratchUsed.toLong << 32) | n
+    scratchUsed += n
+    hashOf(s.getBaseObject, s.getBaseOffset, n)
+  }
+
+  /** n more of staged value k in group g (after the first pass). */
+  private def addStaged(g: Int, k: Int, n: Long): Unit =
+    if (kind != Strings) addBits(g, staged(k), n, hashes(k))
+    else {
+      val at = staged(k)
+      addBytes(g, stagedBytes, Platform.BYTE_ARRAY_OFFSET + (at >>> 32), at.toInt, n, hashes(k))
+    }
 
   /** Group g's slot for hash h, or nothing before its first pair. */
   private def touch(g: Int, h: Int): Long = {
@@ -324,33 +365,25 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
     }
     val f = filter.orNull
     val rows = values.numRows
-    hashed(rows)
+    stage(rows, if (binary == null) null else binary.bytes)
     var sum = 0L
     var i = 0
     while (i < rows) {
       if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
-        val g = groupIndices(i)
         val h =
-          if (kind != Strings) hashBits(bitsAt(column, i))
-          else if (binary != null) hashOf(binary.bytes, Platform.BYTE_ARRAY_OFFSET + binary.start(i), binary.length(i))
-          else { val s = column.getUTF8String(i); hashOf(s.getBaseObject, s.getBaseOffset, s.numBytes) }
+          if (kind != Strings) stageBits(i, bitsAt(column, i))
+          else if (binary != null) stageInPlace(i, binary.start(i), binary.length(i))
+          else stageCopy(i, column.getUTF8String(i))
         hashes(i) = h
-        sum += touch(g, h)
+        sum += touch(groupIndices(i), h)
       }
       i += 1
     }
+    if (stagedBytes == null) stagedBytes = scratch
     touched = sum
     i = 0
     while (i < rows) {
-      if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
-        val g = groupIndices(i)
-        if (kind != Strings) addBits(g, bitsAt(column, i), 1, hashes(i))
-        else if (binary != null)
-          addBytes(g, binary.bytes, Platform.BYTE_ARRAY_OFFSET + binary.start(i), binary.length(i), 1, hashes(i))
-        else {
-          val s = column.getUTF8String(i); addBytes(g, s.getBaseObject, s.getBaseOffset, s.numBytes, 1, hashes(i))
-        }
-      }
+      if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) addStaged(groupIndices(i), i, 1)
       i += 1
     }
   }
@@ -358,57 +391,54 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
     resize(totalGroups)
     val (valueLists, frequencyLists) = (states.column(0), states.column(1))
+    // Lists of strings that come end to end are read in place, without a list view per state.
+    val endToEnd = valueLists match {
+      case c: BytesListColumn => c
+      case _ => null
+    }
     val f = filter.orNull
     val rows = states.numRows
-    val lists = new Array[ListValues](rows)
+    val lists = if (endToEnd == null) new Array[ListValues](rows) else null
+    val counts = Array.fill(rows)(-1) // each kept state's number of values; -1: skipped
     var elements = 0
     var i = 0
     while (i < rows) {
       if (GroupsAccumulator.keep(f, i) && !valueLists.isNullAt(i)) {
-        lists(i) = valueLists.getList(i)
-        elements += lists(i).numElements
+        if (endToEnd != null) counts(i) = endToEnd.rowStarts(i + 1) - endToEnd.rowStarts(i)
+        else { lists(i) = valueLists.getList(i); counts(i) = lists(i).numElements }
+        elements += counts(i)
       }
       i += 1
     }
-    hashed(elements)
+    stage(elements, if (endToEnd == null) null else endToEnd.bytes)
     var sum = 0L
-    var at = 0
+    var k = 0
     i = 0
     while (i < rows) {
-      val values = lists(i)
-      if (values != null) {
-        val g = groupIndices(i)
-        var j = 0
-        while (j < values.numElements) {
-          val h =
-            if (kind != Strings) hashBits(bitsOf(values, j))
-            else { val s = values.getUTF8String(j); hashOf(s.getBaseObject, s.getBaseOffset, s.numBytes) }
-          hashes(at) = h
-          sum += touch(g, h)
-          at += 1
-          j += 1
-        }
+      var j = 0
+      while (j < counts(i)) {
+        val h =
+          if (endToEnd != null) {
+            val e = endToEnd.rowStarts(i) + j
+            stageInPlace(k, endToEnd.starts(e), endToEnd.elementLength(e))
+          } else if (kind != Strings) stageBits(k, bitsOf(lists(i), j))
+          else stageCopy(k, lists(i).getUTF8String(j))
+        hashes(k) = h
+        sum += touch(groupIndices(i), h)
+        k += 1
+        j += 1
       }
       i += 1
     }
+    if (stagedBytes == null) stagedBytes = scratch
     touched = sum
-    at = 0
+    k = 0
     i = 0
     while (i < rows) {
-      val values = lists(i)
-      if (values != null) {
-        val g = groupIndices(i)
+      if (counts(i) >= 0) {
         val frequencies = frequencyLists.getList(i)
         var j = 0
-        while (j < values.numElements) {
-          if (kind != Strings) addBits(g, bitsOf(values, j), frequencies.getLong(j), hashes(at))
-          else {
-            val s = values.getUTF8String(j)
-            addBytes(g, s.getBaseObject, s.getBaseOffset, s.numBytes, frequencies.getLong(j), hashes(at))
-          }
-          at += 1
-          j += 1
-        }
+        while (j < counts(i)) { addStaged(groupIndices(i), k, frequencies.getLong(j)); k += 1; j += 1 }
       }
       i += 1
     }
