@@ -11,7 +11,9 @@ grouped operator) against Spark's avg beside it, and df_count(DISTINCT s) (four 
 the cached table's integer keys also against sparkagg's own TypedImperativeAggregate path (the same calls
 with spark.sparkagg.groups.enabled=false), and on the
 Parquet file df_avg, df_sum and df_count against DataFusion 55's avg, sum and count of the same file
-(SessionContext with 2 target partitions, as local[2]). Then, unless --no-spill, 20M groups in a separate
+(SessionContext with 2 target partitions, as local[2]). The floor under the 1k-group shapes: the fixed-size
+calls and Spark's over the first row alone of the spark.range query and of the Parquet file, what a query
+costs on either side before its rows count. Then, unless --no-spill, 20M groups in a separate
 Spark with 1 GB of driver memory, which completes by spilling: df_avg/df_sum/df_count, then df_median and
 df_string_agg (variable-size states), every group checked. Then the comparisons on the cached table again
 on each Spark of --also-on (default 3.5, whose built-ins are the anchors there), run by that Spark's venv
@@ -76,12 +78,19 @@ SHAPES = [
     ("parquet-string-key", "Parquet file, string key", "parquet", "skey", "1M groups"),
     ("join", "join output, int key", "joined", "kbig", "1M groups"),
 ]
+# Each shape's label, kept whole when --shapes times only some.
+SHAPE_LABELS = {name: label for name, label, *_ in SHAPES}
 GROUP_COUNTS = ["1k groups", "1M groups"]
 # The shapes also timed on the TypedImperativeAggregate path, and the ones run on the other Sparks.
 TYPED_SHAPES = {"cached-1k", "cached-1M"}
 OTHER_SPARK_SHAPES = "cached-1k,cached-1M,scattered"
 # sparkagg's call and DataFusion's on the same Parquet file.
 DATAFUSION_CALLS = [("df_avg(x)", "avg(x)"), ("df_sum(x)", "sum(x)"), ("df_count(x)", "count(x)")]
+# The floor under the 1k-group shapes: the fixed-size calls over the first row alone of the spark.range query
+# and of the Parquet file (shape name, view). What a query costs before its rows count (planning, two stages,
+# the exchange) is paid on both sides; at 1k groups, 5M rows add little to it.
+FLOOR_SHAPES = [("range-1k", "ranged_one_row"), ("parquet-1k", "parquet_one_row")]
+FLOOR_CALLS = ["df_avg", "df_sum", "df_var_samp", "df_avg + Spark's count(*)"]
 
 TYPED = "TypedImperativeAggregate path"
 SPILL_GROUPS = 20_000_000
@@ -92,13 +101,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def tables(spark, rows: int, folder: Path) -> None:
     """The views SHAPES read, all of the same rows: `cached` (a cached table), `ranged` (the same query over
     spark.range, uncached), `parquet` (the cached table written to a Parquet file) and `joined` (the cached
-    table joined with a 1,000-row table on k)."""
-    spark.sql(f"""
-        SELECT k, kbig, kbig % 1000 AS k1, kbig DIV 1000 AS k2, xxhash64(kbig) AS ksparse,
-               concat('key-', kbig) AS skey, date_add(DATE'2000-01-01', CAST(kbig AS INT)) AS day,
-               x, CAST(CAST(x * 1000 AS INT) AS STRING) AS s, CAST(x AS DECIMAL(12, 2)) AS dec
-        FROM (SELECT id % 1000 AS k, id % 1000000 AS kbig, rand(1) * 100 AS x FROM range({rows}))
-        """).createOrReplaceTempView("ranged")
+    table joined with a 1,000-row table on k); and the first row alone of `ranged` and of `parquet`
+    (`ranged_one_row`, `parquet_one_row`), which FLOOR_SHAPES read."""
+    spark.sql(rows_sql(rows)).createOrReplaceTempView("ranged")
     # The same rows under a plan of their own (x is never NULL): cached under `ranged`'s own plan, every
     # query over `ranged` would be answered from the cache too.
     spark.table("ranged").where("x IS NOT NULL").cache().createOrReplaceTempView("cached")
@@ -107,6 +112,19 @@ def tables(spark, rows: int, folder: Path) -> None:
     spark.read.parquet(str(folder / "input.parquet")).createOrReplaceTempView("parquet")
     spark.sql("SELECT c.* FROM cached c JOIN (SELECT id AS k FROM range(1000)) d ON c.k = d.k") \
         .createOrReplaceTempView("joined")
+    spark.sql(rows_sql(1)).createOrReplaceTempView("ranged_one_row")
+    spark.sql(rows_sql(1)).write.mode("overwrite").parquet(str(folder / "one_row.parquet"))
+    spark.read.parquet(str(folder / "one_row.parquet")).createOrReplaceTempView("parquet_one_row")
+
+
+def rows_sql(rows: int) -> str:
+    """The bench's rows, the first ``rows`` of them."""
+    return f"""
+        SELECT k, kbig, kbig % 1000 AS k1, kbig DIV 1000 AS k2, xxhash64(kbig) AS ksparse,
+               concat('key-', kbig) AS skey, date_add(DATE'2000-01-01', CAST(kbig AS INT)) AS day,
+               x, CAST(CAST(x * 1000 AS INT) AS STRING) AS s, CAST(x AS DECIMAL(12, 2)) AS dec
+        FROM (SELECT id % 1000 AS k, id % 1000000 AS kbig, rand(1) * 100 AS x FROM range({rows}))
+        """
 
 
 def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: list[str], shapes: list[str]) -> None:
@@ -133,6 +151,9 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: lis
     spark.conf.unset("spark.sparkagg.groups.enabled")
     timings = {name: timed_calls(spark, view, key, f"{label}, {groups}", repeat, typed=name in TYPED_SHAPES)
                for name, label, view, key, groups in SHAPES}
+    floor_calls = [c for c in CALLS if c[0] in FLOOR_CALLS]
+    floors = {name: timed_calls(spark, view, "k", f"{name}, the first row alone", repeat, typed=False,
+                                calls=floor_calls) for name, view in FLOOR_SHAPES}
     minor = sparkagg.spark_minor()
     default = minor == list(sparkagg.SPARK_LINES)[-1]
     anchors = datafusion_times(spark, folder / "input.parquet", repeat) if default and not only else {}
@@ -140,6 +161,7 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: lis
                                "grouped operator" + ("" if default else f" on Spark {minor}"), rows, repeat,
                                source="bench/bench_grouped.py")
     report(recorder, timings, anchors, rows)
+    report_floor(recorder, floors, timings, floor_calls, rows)
     if not only:
         recorder.write(spark, out)
     spark.stop()
@@ -193,6 +215,20 @@ def report(recorder, timings: dict, anchors: dict, rows: int) -> None:
         print(f"| {fn} / {spark_name} | " + " | ".join(cells) + " |")
 
 
+def report_floor(recorder, floors: dict, timings: dict, calls: list, rows: int) -> None:
+    """Prints and records each floor shape's times over its first row, beside the same shape's over every
+    row where that shape was timed."""
+    print(f"\nthe floor at 1k groups: sparkagg / Spark's, the first row alone, then {rows:,} rows:")
+    recorder.data["floor"] = {}
+    for name, t in floors.items():
+        for fn, ours, spark_name, theirs in calls:
+            every = timings.get(name, {})
+            cells = [f"{t[ours]:.3f} s / {t[theirs]:.3f} s"] + \
+                    ([f"{every[ours]:.3f} s / {every[theirs]:.3f} s"] if ours in every else [])
+            print(f"  {fn} / {spark_name}, {SHAPE_LABELS[name]}: " + ", then ".join(cells))
+            recorder.data["floor"].setdefault(name, {})[ours] = [round(t[ours], 4), round(t[theirs], 4)]
+
+
 def datafusion_times(spark, parquet: Path, repeat: int) -> dict:
     """{(sparkagg call, DataFusion call, group count): (sparkagg seconds, DataFusion seconds)} over the same
     Parquet file, best of ``repeat`` each; DataFusion's result batches are collected into Python."""
@@ -228,12 +264,12 @@ def on_other_spark(minor: str, rows: int, repeat: int, out) -> None:
                     "--no-spill", "--also-on", "", "--shapes", OTHER_SPARK_SHAPES], check=True, env=env)
 
 
-def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: bool) -> dict:
-    """Every call grouped by ``key`` of ``table``: Spark's, sparkagg's, and (``typed``) sparkagg's on the
-    TypedImperativeAggregate path."""
+def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: bool, calls=None) -> dict:
+    """Every call (of ``calls``, default CALLS) grouped by ``key`` of ``table``: Spark's, sparkagg's, and
+    (``typed``) sparkagg's on the TypedImperativeAggregate path."""
     print(f"{label}:")
     t = {}
-    for _, ours, _, theirs in CALLS:
+    for _, ours, _, theirs in calls or CALLS:
         sql = f"SELECT {key}, {{}} FROM {table} GROUP BY {key}"
         t[theirs] = common.timed(spark, theirs, sql.format(theirs), repeat)
         t[ours] = common.timed(spark, ours, sql.format(ours), repeat)
