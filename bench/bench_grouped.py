@@ -152,8 +152,8 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: lis
     timings = {name: timed_calls(spark, view, key, f"{label}, {groups}", repeat, typed=name in TYPED_SHAPES)
                for name, label, view, key, groups in SHAPES}
     floor_calls = [c for c in CALLS if c[0] in FLOOR_CALLS]
-    floors = {name: timed_calls(spark, view, "k", f"{name}, the first row alone", repeat, typed=False,
-                                calls=floor_calls) for name, view in FLOOR_SHAPES}
+    floors = {name: timed_calls(spark, view, "k", f"{SHAPE_LABELS[name]}, the first row alone", repeat, typed=False,
+                                calls=floor_calls) for name, view in FLOOR_SHAPES} if floor_calls else {}
     minor = sparkagg.spark_minor()
     default = minor == list(sparkagg.SPARK_LINES)[-1]
     anchors = datafusion_times(spark, folder / "input.parquet", repeat) if default and not only else {}
@@ -218,11 +218,13 @@ def report(recorder, timings: dict, anchors: dict, rows: int) -> None:
 def report_floor(recorder, floors: dict, timings: dict, calls: list, rows: int) -> None:
     """Prints and records each floor shape's times over its first row, beside the same shape's over every
     row where that shape was timed."""
+    if not floors:
+        return
     print(f"\nthe floor at 1k groups: sparkagg / Spark's, the first row alone, then {rows:,} rows:")
     recorder.data["floor"] = {}
     for name, t in floors.items():
+        every = timings.get(name, {})
         for fn, ours, spark_name, theirs in calls:
-            every = timings.get(name, {})
             cells = [f"{t[ours]:.3f} s / {t[theirs]:.3f} s"] + \
                     ([f"{every[ours]:.3f} s / {every[theirs]:.3f} s"] if ours in every else [])
             print(f"  {fn} / {spark_name}, {SHAPE_LABELS[name]}: " + ", then ".join(cells))
@@ -269,7 +271,7 @@ def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: boo
     (``typed``) sparkagg's on the TypedImperativeAggregate path."""
     print(f"{label}:")
     t = {}
-    for _, ours, _, theirs in calls or CALLS:
+    for _, ours, _, theirs in CALLS if calls is None else calls:
         sql = f"SELECT {key}, {{}} FROM {table} GROUP BY {key}"
         t[theirs] = common.timed(spark, theirs, sql.format(theirs), repeat)
         t[ours] = common.timed(spark, ours, sql.format(ours), repeat)
