@@ -303,7 +303,7 @@ object LongKeyMap {
 
 /**
  * Any other key (strings, several columns, decimals...): the key projected to an UnsafeRow, hashed, and
- * looked up by open addressing. Every group's key goes end to end into one arena of words (UnsafeRows are
+ * looked up by open addressing. Every group's key goes end to end into one [[WordArena]] (UnsafeRows are
  * word-aligned): a header word (the key's bytes, the group) and then the key's bytes, so a key costs no
  * object. A slot holds the key's hash and where its header is, so a probe reads the slot and then one
  * place in the arena, which holds all it compares. As [[LongKeyMap]], a batch's keys are staged first
@@ -321,8 +321,7 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
   // Slot: the key's hash in the high 32 bits, its header's word + 1 in the low (0: empty).
   private var mask = 1023
   private var slots = new Array[Long](mask + 1)
-  private var arena = new Array[Long](1024)
-  private var used = 0 // words of the arena
+  private var arena = new WordArena
   private var headers = new Array[Int](16) // group -> its header's word, for emission
   private var count = 0
 
@@ -451,10 +450,12 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
     var slot = slots(s)
     while (slot != 0) {
       if ((slot & 0xffffffff00000000L) == tag) {
-        val header = arena((slot & 0xffffffffL).toInt - 1)
+        val at = (slot & 0xffffffffL).toInt - 1
+        val page = arena.page(at)
+        val i = arena.indexOnPage(at)
+        val header = page(i)
         if ((header >>> 32).toInt == bytes &&
-          ByteArrayMethods.arrayEquals(
-            base, offset, arena, Platform.LONG_ARRAY_OFFSET + 8L * (slot & 0xffffffffL), bytes))
+          ByteArrayMethods.arrayEquals(base, offset, page, Platform.LONG_ARRAY_OFFSET + 8L * (i + 1), bytes))
           return header.toInt
       }
       s = (s + 1) & mask
@@ -466,15 +467,13 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
   private def insert(s: Int, tag: Long, base: AnyRef, offset: Long, bytes: Int): Int = {
     val g = count
     if (g == headers.length) headers = Arrays.copyOf(headers, GroupVectors.grow(headers.length, g + 1))
-    val words = bytes / 8 + 1
-    if (used.toLong + words > Int.MaxValue - 8) throw new IllegalStateException("group keys past 16 GB")
-    if (used + words > arena.length)
-      arena = Arrays.copyOf(arena, math.min(Int.MaxValue - 8L, math.max(2L * arena.length, used + words)).toInt)
-    arena(used) = (bytes.toLong << 32) | g
-    Platform.copyMemory(base, offset, arena, Platform.LONG_ARRAY_OFFSET + 8L * (used + 1), bytes)
-    headers(g) = used
-    slots(s) = tag | (used + 1L)
-    used += words
+    val at = arena.allocate(bytes / 8 + 1)
+    val page = arena.page(at)
+    val i = arena.indexOnPage(at)
+    page(i) = (bytes.toLong << 32) | g
+    Platform.copyMemory(base, offset, page, Platform.LONG_ARRAY_OFFSET + 8L * (i + 1), bytes)
+    headers(g) = at
+    slots(s) = tag | (at + 1L)
     count += 1
     if (count * 2 > mask) rehash()
     g
@@ -499,21 +498,64 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
     GroupMap.emitAllOnly(emit, "the hash table")
     val (emittedArena, emittedHeaders) = (arena, headers)
     val key = new UnsafeRow(numKeyFields)
-    arena = new Array[Long](1024)
-    used = 0
+    arena = new WordArena
     headers = new Array[Int](16)
     count = 0
     mask = 1023
     slots = new Array[Long](mask + 1)
     g => {
       val at = emittedHeaders(g)
-      key.pointTo(emittedArena, Platform.LONG_ARRAY_OFFSET + 8L * (at + 1), (emittedArena(at) >>> 32).toInt)
+      val page = emittedArena.page(at)
+      val i = emittedArena.indexOnPage(at)
+      key.pointTo(page, Platform.LONG_ARRAY_OFFSET + 8L * (i + 1), (page(i) >>> 32).toInt)
       key
     }
   }
 
-  def size: Long = 8L * (mask + 1) + 4L * headers.length + 8L * arena.length + 8L * staged.length +
+  def size: Long = 8L * (mask + 1) + 4L * headers.length + arena.size + 8L * staged.length +
     8L * stagedAt.length
+}
+
+/**
+ * Words appended in runs, each run found by the index of its first word, kept in pages that double in size
+ * (page p holds `First << p` words). Growing copies nothing and leaves nothing for the collector, where one
+ * array doubled would copy every word it holds each time. A run never straddles two pages: one that does
+ * not fit in the rest of a page starts the next page that holds it, so its words are read from one array.
+ */
+private[exec] final class WordArena {
+  import WordArena._
+  private val pages = new Array[Array[Long]](MaxPages)
+  private var used = 0 // the index of the next word
+  private var held = 0L // words of the pages made
+
+  /** The index of a new run of `words` words. */
+  def allocate(words: Int): Int = {
+    var p = pageOf(used)
+    var at = used.toLong
+    while (at + words > start(p + 1)) { p += 1; at = start(p) }
+    if (at + words > Limit) throw new IllegalStateException("group keys past 16 GB")
+    if (pages(p) == null) { pages(p) = new Array[Long](First << p); held += First.toLong << p }
+    used = (at + words).toInt
+    at.toInt
+  }
+
+  /** The page holding the word at `index`, and the word's place in it. */
+  def page(index: Int): Array[Long] = pages(pageOf(index))
+  def indexOnPage(index: Int): Int = (index - start(pageOf(index))).toInt
+
+  /** Bytes of the pages made. */
+  def size: Long = 8L * held
+}
+
+private[exec] object WordArena {
+  private val FirstBits = 10
+  private val First = 1 << FirstBits
+  /** Page p starts at word First * (2^p - 1): the index's page is the top bit of index / First + 1. */
+  private def pageOf(index: Int): Int = 31 - Integer.numberOfLeadingZeros((index >>> FirstBits) + 1)
+  private def start(p: Int): Long = First.toLong * ((1L << p) - 1)
+  // 21 pages end just below 2^31 words, the indices an Int holds.
+  private val MaxPages = 21
+  private val Limit = start(MaxPages)
 }
 
 /**

@@ -17,7 +17,8 @@ import sparkagg.api.EmitTo
  * whether keys stay in its dense array, widen it either way, or move it to the hash table; keys handed back
  * by group on emit, after which numbering starts again. The table of other keys (a string and an integer
  * here) the same, looked up one at a time or staged in batches. Expected groups are worked by hand, or, for
- * the random cases, by a map that numbers keys in order of first sight.
+ * the random cases, by a map that numbers keys in order of first sight. The arena those keys live in keeps
+ * every run of words where it was put, on one page.
  */
 class GroupMapSuite extends AnyFunSuite {
   /** The groups of `keys` (None: NULL) staged and finished in batches of `batch` rows. */
@@ -180,5 +181,44 @@ class GroupMapSuite extends AnyFunSuite {
       assert(back == expected.keys.toSeq, s"round $round")
       assert(map.numGroups == 0)
     }
+  }
+
+  test("the key arena: each run on one page, where it stays as pages are added; a run longer than a page") {
+    val rnd = new Random(3)
+    val arena = new WordArena
+    // Mostly short runs, some longer than the first pages (1024 words, 2048, ...).
+    val runs = Seq.fill(3000)(if (rnd.nextInt(100) == 0) 1 + rnd.nextInt(20000) else 1 + rnd.nextInt(8))
+    val placed = runs.zipWithIndex.map { case (words, r) =>
+      val at = arena.allocate(words)
+      val page = arena.page(at)
+      assert(arena.page(at + words - 1) eq page, s"run $r straddles two pages")
+      assert(arena.indexOnPage(at + words - 1) == arena.indexOnPage(at) + words - 1)
+      for (w <- 0 until words) page(arena.indexOnPage(at + w)) = r.toLong << 32 | w
+      (at, words)
+    }
+    placed.zipWithIndex.foreach { case ((at, words), r) =>
+      for (w <- 0 until words) assert(arena.page(at + w)(arena.indexOnPage(at + w)) == (r.toLong << 32 | w))
+    }
+    assert(placed.map(_._1).distinct.size == runs.size)
+    assert(arena.size >= 8L * runs.sum && arena.size <= 8L * 4 * runs.sum)
+  }
+
+  test("string keys longer than the key arena's first pages, among short ones") {
+    val rnd = new Random(9)
+    val project = UnsafeProjection.create(Seq(BoundReference(0, StringType, true)))
+    val map = new RowKeyMap(project, 1, stringKeyAt = 0)
+    val long = Seq.tabulate(6)(i => ("abcdefgh" * (400 + rnd.nextInt(3000))) + i)
+    val keys = Seq.fill(5000)(if (rnd.nextInt(20) == 0) long(rnd.nextInt(long.size)) else rnd.nextInt(2000).toString)
+    val expected = mutable.LinkedHashMap.empty[String, Int]
+    val want = keys.map(k => expected.getOrElseUpdate(k, expected.size))
+    val got = keys.grouped(700).flatMap { chunk =>
+      val groups = new Array[Int](chunk.size)
+      chunk.zipWithIndex.foreach { case (k, i) => map.stage(InternalRow(UTF8String.fromString(k)), i, groups) }
+      map.finishBatch(chunk.size, groups)
+      groups.toSeq
+    }.toSeq
+    assert(got == want)
+    val emittedKey = map.emit(EmitTo.All)
+    assert((0 until expected.size).map(g => emittedKey(g).getUTF8String(0).toString) == expected.keys.toSeq)
   }
 }
