@@ -46,8 +46,8 @@ def main(rows: int, repeat: int, out=common.RESULTS) -> None:
         print(f"{label}:")
         t = {}
         for _, ours, _, theirs in calls:
-            for call in (theirs, ours):
-                t[call] = common.timed(spark, call, f"SELECT {key}, {call} FROM base GROUP BY {key}", repeat)
+            t.update(common.timed_together(spark, {call: f"SELECT {key}, {call} FROM base GROUP BY {key}"
+                                                   for call in (theirs, ours)}, repeat))
         timings[label] = t
     print("ratios, sparkagg / Spark built-in (lower is better for sparkagg):")
     recorder = common.Recorder("bench_collections", "collections and percentiles", rows, repeat)

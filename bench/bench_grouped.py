@@ -141,7 +141,8 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: lis
     spark = common.session()
     folder = Path(tempfile.mkdtemp(prefix="sparkagg-bench-grouped-"))
     tables(spark, rows, folder)
-    print(f"bench_grouped: {rows:,} rows, local[2], best of {repeat} (noop write)")
+    print(f"bench_grouped: {rows:,} rows, local[2], best of {repeat}, each call's runs taking turns with Spark's "
+          "(noop write)")
     # Each path's code compiled before timing: Spark's, the grouped operator, the TypedImperativeAggregate host.
     for warm in ("avg(x)", "df_avg(x), df_array_agg(x)"):
         common.timed(spark, f"warm-up: {warm}", f"SELECT kbig, {warm} FROM cached GROUP BY kbig", repeat=1)
@@ -273,13 +274,24 @@ def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: boo
     t = {}
     for _, ours, _, theirs in CALLS if calls is None else calls:
         sql = f"SELECT {key}, {{}} FROM {table} GROUP BY {key}"
-        t[theirs] = common.timed(spark, theirs, sql.format(theirs), repeat)
-        t[ours] = common.timed(spark, ours, sql.format(ours), repeat)
+        queries = {theirs: sql.format(theirs), ours: sql.format(ours)}
         if typed:
-            spark.conf.set("spark.sparkagg.groups.enabled", "false")
-            t[(ours, TYPED)] = common.timed(spark, f"{ours} ({TYPED})", sql.format(ours), repeat)
-            spark.conf.unset("spark.sparkagg.groups.enabled")
+            queries[f"{ours} ({TYPED})"] = lambda: typed_path(spark, sql.format(ours))
+        best = common.timed_together(spark, queries, repeat)
+        t[theirs], t[ours] = best[theirs], best[ours]
+        if typed:
+            t[(ours, TYPED)] = best[f"{ours} ({TYPED})"]
     return t
+
+
+def typed_path(spark, sql: str) -> None:
+    """``sql`` run on sparkagg's TypedImperativeAggregate path (the grouped operator turned off)."""
+    spark.conf.set("spark.sparkagg.groups.enabled", "false")
+    try:
+        df = spark.sql(sql)
+        df.write.format("noop").mode("overwrite").save()
+    finally:
+        spark.conf.unset("spark.sparkagg.groups.enabled")
 
 
 def spill_run() -> None:

@@ -1,5 +1,6 @@
 """Shared benchmark harness: one local[2] session with sparkagg, timing by a noop write (the whole
-query runs, nothing is collected), best of N runs, ratios printed against anchors measured in the same run.
+query runs, nothing is collected), best of N runs, ratios printed against anchors measured in the same run;
+a call and its anchor take turns, round by round (timed_together).
 Each script also records its ratios in bench/results/<script>.json (a Recorder), which bench/plot.py draws."""
 from __future__ import annotations
 
@@ -87,13 +88,28 @@ def base_table(spark, rows: int = ROWS):
 
 
 def timed(spark, label: str, sql: str, repeat: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        df = spark.sql(sql)
+    return timed_together(spark, {label: sql}, repeat)[label]
+
+
+def timed_together(spark, queries: dict, repeat: int = 3) -> dict:
+    """{label: best seconds} of the queries ({label: SQL, or a function that runs its query}), taking
+    turns in each of ``repeat`` rounds: on a machine whose cores other guests steal for seconds at a time,
+    the queries compared then see the same spells, where all the runs of one and then all of the other
+    could fall on either side of one."""
+    def run(query) -> float:
+        df = spark.sql(query) if isinstance(query, str) else None
         start = time.perf_counter()
-        df.write.format("noop").mode("overwrite").save()
-        best = min(best, time.perf_counter() - start)
-    print(f"  {label:48s} {best:7.2f} s", flush=True)
+        if df is None:
+            query()
+        else:
+            df.write.format("noop").mode("overwrite").save()
+        return time.perf_counter() - start
+    best = {label: float("inf") for label in queries}
+    for _ in range(repeat):
+        for label, query in queries.items():
+            best[label] = min(best[label], run(query))
+    for label in queries:
+        print(f"  {label:48s} {best[label]:7.2f} s", flush=True)
     return best
 
 
@@ -111,8 +127,8 @@ def compare(spark, calls: list[tuple[str, str]], recorder: Recorder | None = Non
         print(f"{label}:")
         t = {}
         for ours, theirs in calls:
-            for call in (theirs, ours):
-                t[call] = timed(spark, call, f"SELECT {key}, {call} FROM base GROUP BY {key}", repeat)
+            t.update(timed_together(spark, {call: f"SELECT {key}, {call} FROM base GROUP BY {key}"
+                                            for call in (theirs, ours)}, repeat))
         timings[label] = t
     print("ratios, sparkagg / Spark built-in (lower is better for sparkagg):")
     groups = [label for _, label in GROUPINGS]
