@@ -275,12 +275,13 @@ def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: boo
     for _, ours, _, theirs in CALLS if calls is None else calls:
         sql = f"SELECT {key}, {{}} FROM {table} GROUP BY {key}"
         queries = {theirs: sql.format(theirs), ours: sql.format(ours)}
+        typed_label = f"{ours} ({TYPED})"
         if typed:
-            queries[f"{ours} ({TYPED})"] = lambda: typed_path(spark, sql.format(ours))
+            queries[typed_label] = lambda: typed_path(spark, sql.format(ours))
         best = common.timed_together(spark, queries, repeat)
         t[theirs], t[ours] = best[theirs], best[ours]
         if typed:
-            t[(ours, TYPED)] = best[f"{ours} ({TYPED})"]
+            t[(ours, TYPED)] = best[typed_label]
     return t
 
 
