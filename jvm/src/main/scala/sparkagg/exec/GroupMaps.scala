@@ -43,6 +43,10 @@ private[exec] abstract class GroupMap {
 }
 
 private[exec] object RowKeyMap {
+  /** Keys looked up per touch pass in [[RowKeyMap.finishBatch]] (cached string key, 1M groups: 32 to 256
+   *  alike, 9% less time for the whole query than one pass over the batch). */
+  val TouchChunk = 128
+
   /** Whether a key of these fields can be written as words ([[RowKeyMap]]'s `wordKeys`): integer-like and
    *  boolean fields, at most 64 (one word of null bits). */
   def wordKeyable(types: Seq[DataType]): Boolean = types.size <= 64 && types.forall(wordWidth(_) != 0)
@@ -307,8 +311,8 @@ object LongKeyMap {
  * word-aligned): a header word (the key's bytes, the group) and then the key's bytes, so a key costs no
  * object. A slot holds the key's hash and where its header is, so a probe reads the slot and then one
  * place in the arena, which holds all it compares. As [[LongKeyMap]], a batch's keys are staged first
- * (copied end to end into a batch arena with their hashes) and looked up together, the first pass touching
- * every key's slot so that the cache misses of a large table overlap. Emitted keys are read through one
+ * (copied end to end into a batch arena with their hashes) and looked up together, a chunk at a time: a
+ * first pass touches every key's slot so that the cache misses of a large table overlap. Emitted keys are read through one
  * UnsafeRow pointed at each in turn (valid until the next key is asked for). Keys are hashed a word at a
  * time ([[RowKeyMap.hash]]), not by UnsafeRow's hashCode, which takes four bytes per step. Two layouts are
  * written as the projection would write them, straight from the row or vector, without a projection per
@@ -431,16 +435,23 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
     stagedHash(i) = RowKeyMap.hash(staged, Platform.LONG_ARRAY_OFFSET + 8L * (at + 1), bytes)
   }
 
+  // A chunk's slots are touched and then looked up, chunk after chunk: the lines the first pass brought in
+  // are still in the nearest caches when the second reads them, which a whole batch's (8192 lines) are not.
   override def finishBatch(n: Int, groups: Array[Int]): Unit = {
-    var sum = 0L
-    var i = 0
-    while (i < n) { sum += slots(GroupMap.slot(stagedHash(i), mask)); i += 1 }
-    touched = sum
-    i = 0
-    while (i < n) {
-      val at = stagedAt(i)
-      groups(i) = groupOfKey(staged, Platform.LONG_ARRAY_OFFSET + 8L * (at + 1), staged(at).toInt, stagedHash(i))
-      i += 1
+    var from = 0
+    while (from < n) {
+      val until = math.min(n, from + RowKeyMap.TouchChunk)
+      var sum = 0L
+      var i = from
+      while (i < until) { sum += slots(GroupMap.slot(stagedHash(i), mask)); i += 1 }
+      touched = sum
+      i = from
+      while (i < until) {
+        val at = stagedAt(i)
+        groups(i) = groupOfKey(staged, Platform.LONG_ARRAY_OFFSET + 8L * (at + 1), staged(at).toInt, stagedHash(i))
+        i += 1
+      }
+      from = until
     }
   }
 
