@@ -312,12 +312,13 @@ object LongKeyMap {
  * object. A slot holds the key's hash and where its header is, so a probe reads the slot and then one
  * place in the arena, which holds all it compares. As [[LongKeyMap]], a batch's keys are staged first
  * (copied end to end into a batch arena with their hashes) and looked up together, a chunk at a time: a
- * first pass touches every key's slot so that the cache misses of a large table overlap. Emitted keys are read through one
- * UnsafeRow pointed at each in turn (valid until the next key is asked for). Keys are hashed a word at a
- * time ([[RowKeyMap.hash]]), not by UnsafeRow's hashCode, which takes four bytes per step. Two layouts are
- * written as the projection would write them, straight from the row or vector, without a projection per
- * row: a key of one string (`stringKeyAt`: its field), and a key of integer-like and boolean fields
- * (`wordKeys`: their fields and types; [[RowKeyMap.wordKeyable]]), a null word and a word per field.
+ * first pass touches every key's slot so that the cache misses of a large table overlap. Emitted keys are
+ * read through one UnsafeRow pointed at each in turn (valid until the next key is asked for). Keys are
+ * hashed a word at a time ([[RowKeyMap.hash]]), not by UnsafeRow's hashCode, which takes four bytes per
+ * step. Two layouts are written as the projection would write them, straight from the row or vector,
+ * without a projection per row: a key of one string (`stringKeyAt`: its field), and a key of integer-like
+ * and boolean fields (`wordKeys`: their fields and types; [[RowKeyMap.wordKeyable]]), a null word and a
+ * word per field.
  */
 private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int, stringKeyAt: Int = -1,
     wordKeys: Seq[(Int, DataType)] = Nil)
