@@ -30,7 +30,7 @@ private[exec] abstract class GroupMap {
     while (i < batch.numRows) { stage(batch.getRow(i), i, groups); i += 1 }
   }
   /** Row `i`'s key given as a value by generated code: tables of one integer-like key ([[LongKeyMap]]) or one
-   *  string key ([[RowKeyMap]] with `stringKeyAt`; null: NULL) take it. */
+   *  string key ([[RowKeyMap]] with that field as its `fieldKeys`; null: NULL) take it. */
   def stageLong(i: Int, isNull: Boolean, key: Long, groups: Array[Int]): Unit =
     throw new UnsupportedOperationException(s"${getClass.getSimpleName} takes keys in rows")
   def stageString(i: Int, key: UTF8String, groups: Array[Int]): Unit =
@@ -47,11 +47,14 @@ private[exec] object RowKeyMap {
    *  alike, 9% less time for the whole query than one pass over the batch). */
   val TouchChunk = 128
 
-  /** Whether a key of these fields can be written as words ([[RowKeyMap]]'s `wordKeys`): integer-like and
-   *  boolean fields, at most 64 (one word of null bits). */
-  def wordKeyable(types: Seq[DataType]): Boolean = types.size <= 64 && types.forall(wordWidth(_) != 0)
+  /** Whether a key of these fields can be written without a projection ([[RowKeyMap]]'s `fieldKeys`):
+   *  integer-like, boolean and string fields (UTF8_BINARY: a collated string's grouping key is its
+   *  collation key, which Spark computes), at most 64 (one word of null bits). */
+  def fieldKeyable(types: Seq[DataType]): Boolean =
+    types.size <= 64 && types.forall(t => wordWidth(t) != 0 || t == StringType)
 
-  /** The bytes of a field's value within its word: 0 for a type not written as a word, -1 for a boolean. */
+  /** The bytes of a field's value within its word: 0 for a type not written as a word (a string's word
+   *  holds its offset and size), -1 for a boolean. */
   def wordWidth(t: DataType): Int = t match {
     case BooleanType => -1
     case ByteType => 1
@@ -315,13 +318,13 @@ object LongKeyMap {
  * first pass touches every key's slot so that the cache misses of a large table overlap. Emitted keys are
  * read through one UnsafeRow pointed at each in turn (valid until the next key is asked for). Keys are
  * hashed a word at a time ([[RowKeyMap.hash]]), not by UnsafeRow's hashCode, which takes four bytes per
- * step. Two layouts are written as the projection would write them, straight from the row or vector,
- * without a projection per row: a key of one string (`stringKeyAt`: its field), and a key of integer-like
- * and boolean fields (`wordKeys`: their fields and types; [[RowKeyMap.wordKeyable]]), a null word and a
- * word per field.
+ * step. A key of integer-like, boolean and string fields (`fieldKeys`: their ordinals and types;
+ * [[RowKeyMap.fieldKeyable]]) is written as the projection would write it, straight from the row, without a
+ * projection per row: the usual keys (a string, two integers, a date and a string) and the key of Spark's
+ * DISTINCT rewrite (the grouping keys and the distinct column).
  */
-private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int, stringKeyAt: Int = -1,
-    wordKeys: Seq[(Int, DataType)] = Nil)
+private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int,
+    fieldKeys: Seq[(Int, DataType)] = Nil)
   extends GroupMap {
   // Slot: the key's hash in the high 32 bits, its header's word + 1 in the low (0: empty).
   private var mask = 1023
@@ -345,10 +348,26 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
   }
 
   override def stage(row: InternalRow, i: Int, groups: Array[Int]): Unit =
-    if (stringKeyAt >= 0)
-      stageString(i, if (row.isNullAt(stringKeyAt)) null else row.getUTF8String(stringKeyAt), groups)
-    else if (wordOrdinals.nonEmpty) stageWords(row, i)
-    else {
+    if (fieldOrdinals.nonEmpty) {
+      var f = 0
+      while (f < fieldOrdinals.length) {
+        val o = fieldOrdinals(f)
+        if (row.isNullAt(o)) { strings(f) = null; words(f) = 0L; nulls(f) = true }
+        else {
+          nulls(f) = false
+          widths(f) match {
+            case 0 => strings(f) = row.getUTF8String(o)
+            case 8 => words(f) = row.getLong(o)
+            case 4 => words(f) = row.getInt(o)
+            case 2 => words(f) = row.getShort(o)
+            case 1 => words(f) = row.getByte(o)
+            case _ => words(f) = if (row.getBoolean(o)) 1L else 0L
+          }
+        }
+        f += 1
+      }
+      stageFields(i)
+    } else {
       val key = project(row)
       val bytes = key.getSizeInBytes
       val at = staging(i, bytes)
@@ -357,34 +376,51 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
       stagedHash(i) = RowKeyMap.hash(key)
     }
 
-  private val wordOrdinals = wordKeys.map(_._1).toArray
-  private val wordWidths = wordKeys.map(k => RowKeyMap.wordWidth(k._2)).toArray
+  // The key fields written without a projection: their ordinals and widths (RowKeyMap.wordWidth; 0: a
+  // string), and the values of the row being staged.
+  private val fieldOrdinals = fieldKeys.map(_._1).toArray
+  private val widths = fieldKeys.map(k => RowKeyMap.wordWidth(k._2)).toArray
+  private val nulls = new Array[Boolean](fieldOrdinals.length)
+  private val words = new Array[Long](fieldOrdinals.length)
+  private val strings = new Array[UTF8String](fieldOrdinals.length)
 
-  /** Row `i`'s key of integer-like and boolean fields as their UnsafeRow: the null bits, then each field
-   *  in a zeroed word (a null's word stays zero). */
-  private def stageWords(row: InternalRow, i: Int): Unit = {
-    val n = wordOrdinals.length
-    val bytes = 8 * (n + 1)
+  /** Row `i`'s key from the staged fields' values, as its UnsafeRow: the null bits, a word per field (a
+   *  value in its zeroed word as the row's writer puts it, a string's offset and size, zero for a null),
+   *  then each string's bytes padded with zeros to a whole word. */
+  private def stageFields(i: Int): Unit = {
+    val n = fieldOrdinals.length
+    var bytes = 8 * (n + 1)
+    var f = 0
+    while (f < n) { if (strings(f) != null) bytes += (strings(f).numBytes + 7) & ~7; f += 1 }
     val at = staging(i, bytes)
     val start = Platform.LONG_ARRAY_OFFSET + 8L * (at + 1)
-    var nulls = 0L
-    var f = 0
+    var nullBits = 0L
+    var tail = 8 * (n + 1)
+    f = 0
     while (f < n) {
-      val o = wordOrdinals(f)
-      val word = start + 8L * (f + 1)
-      staged(at + 2 + f) = 0L
-      if (row.isNullAt(o)) nulls |= 1L << f
-      else
-        wordWidths(f) match {
-          case 8 => Platform.putLong(staged, word, row.getLong(o))
-          case 4 => Platform.putInt(staged, word, row.getInt(o))
-          case 2 => Platform.putShort(staged, word, row.getShort(o))
-          case 1 => Platform.putByte(staged, word, row.getByte(o))
-          case _ => Platform.putBoolean(staged, word, row.getBoolean(o))
+      val word = at + 2 + f
+      val s = strings(f)
+      staged(word) = 0L
+      if (nulls(f)) nullBits |= 1L << f
+      else if (s == null) {
+        val address = start + 8L * (f + 1)
+        widths(f) match {
+          case 8 => staged(word) = words(f)
+          case 4 => Platform.putInt(staged, address, words(f).toInt)
+          case 2 => Platform.putShort(staged, address, words(f).toShort)
+          case 1 => Platform.putByte(staged, address, words(f).toByte)
+          case _ => Platform.putBoolean(staged, address, words(f) != 0L)
         }
+      } else {
+        val length = s.numBytes
+        staged(word) = (tail.toLong << 32) | length
+        if ((length & 7) != 0) staged(at + 1 + tail / 8 + length / 8) = 0L // the padding of the last word
+        Platform.copyMemory(s.getBaseObject, s.getBaseOffset, staged, start + tail, length)
+        tail += (length + 7) & ~7
+      }
       f += 1
     }
-    staged(at + 1) = nulls
+    staged(at + 1) = nullBits
     stagedHash(i) = RowKeyMap.hash(staged, start, bytes)
   }
 
@@ -407,33 +443,11 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
     at
   }
 
-  override def stageBatch(batch: ColumnarBatch, groups: Array[Int]): Unit =
-    if (stringKeyAt < 0) super.stageBatch(batch, groups)
-    else {
-      val keys = batch.column(stringKeyAt)
-      var i = 0
-      while (i < batch.numRows) {
-        stageString(i, if (keys.isNullAt(i)) null else keys.getUTF8String(i), groups); i += 1
-      }
-    }
-
-  override def stageString(i: Int, key: UTF8String, groups: Array[Int]): Unit =
-    if (key == null) stageString(i, null, 0L, 0) else stageString(i, key.getBaseObject, key.getBaseOffset, key.numBytes)
-
-  /** Row `i`'s key as the UnsafeRow of one string field (null: NULL): the null bits, the field's offset
-   *  and size, the bytes padded with zeros to a whole word. */
-  private def stageString(i: Int, base: AnyRef, offset: Long, length: Int): Unit = {
-    val padded = (length + 7) & ~7
-    val bytes = 16 + padded
-    val at = staging(i, bytes)
-    if (base == null) { staged(at + 1) = 1L; staged(at + 2) = 0L }
-    else {
-      staged(at + 1) = 0L
-      staged(at + 2) = (16L << 32) | length
-      if (padded > 0) staged(at + 2 + padded / 8) = 0L // the padding of the last word
-      Platform.copyMemory(base, offset, staged, Platform.LONG_ARRAY_OFFSET + 8L * (at + 3), length)
-    }
-    stagedHash(i) = RowKeyMap.hash(staged, Platform.LONG_ARRAY_OFFSET + 8L * (at + 1), bytes)
+  /** Row `i`'s key when it is one string field (null: NULL), given by generated code. */
+  override def stageString(i: Int, key: UTF8String, groups: Array[Int]): Unit = {
+    strings(0) = key
+    nulls(0) = key == null
+    stageFields(i)
   }
 
   // A chunk's slots are touched and then looked up, chunk after chunk: the lines the first pass brought in

@@ -115,19 +115,18 @@ private[exec] final class GroupedSetup(
   def columnsOf(j: Int): Array[Int] = argumentColumns(j)
   def filterOf(j: Int): Int = filterColumns(j)
 
-  /** The hash table for this node's keys: none, one integer-like column read in place, or any (one string
-   *  and several integer-like columns written to the table's key rows without a projection). */
+  /** The hash table for this node's keys: none, one integer-like column read in place, or any (integer-like,
+   *  boolean and string columns written to the table's key rows without a projection). */
   def newGroupMap(): GroupMap =
     if (keys.isEmpty) new SingleGroup
     else if (sortedInput) new SortedKeyGroups(keyProjection())
     else oneLongKey.map(b => new LongKeyMap(b.ordinal, b.dataType): GroupMap)
-      .orElse(oneStringKey.map(b => new RowKeyMap(keyProjection(), 1, stringKeyAt = b.ordinal)))
-      .orElse(wordKeys.map(fields => new RowKeyMap(keyProjection(), keys.size, wordKeys = fields)))
-      .getOrElse(new RowKeyMap(keyProjection(), keys.size))
+      .getOrElse(new RowKeyMap(keyProjection(), keys.size, fieldKeys))
 
-  private def wordKeys: Option[Seq[(Int, DataType)]] = {
+  /** The keys' fields when each can be written without a projection ([[RowKeyMap.fieldKeyable]]), else none. */
+  private def fieldKeys: Seq[(Int, DataType)] = {
     val fields = keys.collect { case b: BoundReference => (b.ordinal, b.dataType) }
-    if (fields.size == keys.size && RowKeyMap.wordKeyable(fields.map(_._2))) Some(fields) else None
+    if (fields.size == keys.size && RowKeyMap.fieldKeyable(fields.map(_._2))) fields else Nil
   }
 
   /** Whether generated code can push each row's key and gathered fields as values ([[GroupedAggregation.takesValues]]):

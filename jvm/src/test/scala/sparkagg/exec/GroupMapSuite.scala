@@ -16,7 +16,8 @@ import sparkagg.api.EmitTo
  * The one-integer key table: groups numbered in order of first sight (NULL a group of its own), the same
  * whether keys stay in its dense array, widen it either way, or move it to the hash table; keys handed back
  * by group on emit, after which numbering starts again. The table of other keys (a string and an integer
- * here) the same, looked up one at a time or staged in batches. Expected groups are worked by hand, or, for
+ * here) the same, looked up one at a time or staged in batches, and keys of strings, integers and booleans
+ * written without a projection as the projection writes them. Expected groups are worked by hand, or, for
  * the random cases, by a map that numbers keys in order of first sight. The arena those keys live in keeps
  * every run of words where it was put, on one page.
  */
@@ -117,7 +118,7 @@ class GroupMapSuite extends AnyFunSuite {
     val rnd = new Random(5)
     val project = UnsafeProjection.create(Seq(BoundReference(1, StringType, true)))
     val fromRows = new RowKeyMap(project, 1)
-    val fromVectors = new RowKeyMap(project, 1, stringKeyAt = 1)
+    val fromVectors = new RowKeyMap(project, 1, Seq((1, StringType)))
     // Empty strings, lengths on and off a word boundary, NULLs; the first batch staged as rows in both.
     def key(): Option[String] = if (rnd.nextInt(30) == 0) None else Some("s" * rnd.nextInt(20) + rnd.nextInt(500))
     for (batch <- 0 until 40) {
@@ -183,6 +184,44 @@ class GroupMapSuite extends AnyFunSuite {
     }
   }
 
+  test("keys of strings, integers, booleans and dates written without a projection: the projection's rows") {
+    val rnd = new Random(13)
+    val types = Seq(IntegerType, StringType, LongType, BooleanType, ShortType, ByteType, DateType, StringType)
+    // Ordinal 0 is a value column the key skips; the key's fields are ordinals 1 to 8.
+    val fields = types.zipWithIndex.map { case (t, i) => (i + 1, t) }
+    val project = UnsafeProjection.create(fields.map { case (o, t) => BoundReference(o, t, true) })
+    val projected = new RowKeyMap(project, types.size)
+    val written = new RowKeyMap(project, types.size, fields)
+    def value(t: DataType): Any = if (rnd.nextInt(12) == 0) null
+    else t match {
+      case IntegerType | DateType => rnd.nextInt(3) - 1 + (if (rnd.nextBoolean()) 0 else Int.MinValue)
+      case StringType => UTF8String.fromString("é" * rnd.nextInt(3) + rnd.nextInt(4) + "x" * rnd.nextInt(9))
+      case LongType => rnd.nextInt(3) - 1L
+      case BooleanType => rnd.nextBoolean()
+      case ShortType => (rnd.nextInt(3) - 1).toShort
+      case ByteType => (rnd.nextInt(3) - 1).toByte
+    }
+    // Half the rows repeat an earlier key, its strings in objects of their own.
+    val seen = mutable.ArrayBuffer.empty[Seq[Any]]
+    def key(): Seq[Any] =
+      if (seen.nonEmpty && rnd.nextBoolean())
+        seen(rnd.nextInt(seen.size)).map { case s: UTF8String => UTF8String.fromString(s.toString); case v => v }
+      else { val k = types.map(value); seen += k; k }
+    for (batch <- 0 until 30) {
+      val rows = Seq.fill(1 + rnd.nextInt(400))(InternalRow.fromSeq(2.5 +: key()))
+      val (want, got) = (new Array[Int](rows.size), new Array[Int](rows.size))
+      for ((map, groups) <- Seq((projected, want), (written, got))) {
+        rows.zipWithIndex.foreach { case (r, i) => map.stage(r, i, groups) }
+        map.finishBatch(rows.size, groups)
+      }
+      assert(got.toSeq == want.toSeq, s"batch $batch")
+    }
+    assert(written.numGroups == projected.numGroups && written.numGroups > 1000)
+    val n = projected.numGroups
+    val (a, b) = (projected.emit(EmitTo.All), written.emit(EmitTo.All))
+    for (g <- 0 until n) assert(a(g).copy() == b(g).copy(), s"group $g")
+  }
+
   test("the key arena: each run on one page, where it stays as pages are added; a run longer than a page") {
     val rnd = new Random(3)
     val arena = new WordArena
@@ -206,7 +245,7 @@ class GroupMapSuite extends AnyFunSuite {
   test("string keys longer than the key arena's first pages, among short ones") {
     val rnd = new Random(9)
     val project = UnsafeProjection.create(Seq(BoundReference(0, StringType, true)))
-    val map = new RowKeyMap(project, 1, stringKeyAt = 0)
+    val map = new RowKeyMap(project, 1, Seq((0, StringType)))
     val long = Seq.tabulate(6)(i => ("abcdefgh" * (400 + rnd.nextInt(3000))) + i)
     val keys = Seq.fill(5000)(if (rnd.nextInt(20) == 0) long(rnd.nextInt(long.size)) else rnd.nextInt(2000).toString)
     val expected = mutable.LinkedHashMap.empty[String, Int]
