@@ -4,7 +4,7 @@ import sparkagg.compat.CollectionConverters._
 
 import org.apache.spark.memory.{MemoryConsumer, MemoryMode, TaskMemoryManager}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{JoinedRow, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{JoinedRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.execution.UnsafeKVExternalSorter
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.sparkagg.SparkInternals
@@ -291,18 +291,26 @@ private[exec] final class GroupedAggregation(
     rowsOf(groups.emit(EmitTo.All), n, states, setup.stateTypes.flatten)
   }
 
-  /** The output rows of groups 0 until n: each group's key and columns, projected. */
+  /** The output rows of groups 0 until n: each group's key and columns, projected. A node that passes on
+   *  keys alone (the first two of Spark's DISTINCT rewrite) hands on a key kept as an UnsafeRow as it is:
+   *  the projection would copy it byte for byte. */
   private def rowsOf(keys: Int => InternalRow, n: Int, columns: Array[Column], types: Seq[DataType])
       : Iterator[InternalRow] = {
     val group = new GroupRow(setup.keyTypes, columns, types)
+    val keysOnly = setup.emitsStates && columns.isEmpty
     new Iterator[InternalRow] {
       private var g = 0
       def hasNext: Boolean = g < n
       def next(): InternalRow = {
-        group.key = keys(g)
-        group.group = g
+        val key = keys(g)
         g += 1
-        output(group)
+        key match {
+          case unsafe: UnsafeRow if keysOnly => unsafe
+          case _ =>
+            group.key = key
+            group.group = g - 1
+            output(group)
+        }
       }
     }
   }
