@@ -352,7 +352,7 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
       var f = 0
       while (f < fieldOrdinals.length) {
         val o = fieldOrdinals(f)
-        if (row.isNullAt(o)) { strings(f) = null; words(f) = 0L; nulls(f) = true }
+        if (row.isNullAt(o)) { strings(f) = null; nulls(f) = true }
         else {
           nulls(f) = false
           widths(f) match {

@@ -302,14 +302,12 @@ private[exec] final class GroupedAggregation(
       private var g = 0
       def hasNext: Boolean = g < n
       def next(): InternalRow = {
-        val key = keys(g)
+        group.key = keys(g)
+        group.group = g
         g += 1
-        key match {
+        group.key match {
           case unsafe: UnsafeRow if keysOnly => unsafe
-          case _ =>
-            group.key = key
-            group.group = g - 1
-            output(group)
+          case _ => output(group)
         }
       }
     }
