@@ -1,5 +1,7 @@
 package sparkagg.common
 
+import java.math.BigInteger
+
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
@@ -54,6 +56,60 @@ final class DoubleColumn(val values: Array[Double], val validity: Array[Long], v
     else java.lang.Double.valueOf(values(row))
   override def toString: String =
     s"DoubleColumn(${(0 until numRows).map(r => if (isNullAt(r)) "NULL" else values(r)).mkString(", ")})"
+}
+
+/**
+ * Decimals of `dataType` by their unscaled values in two's complement: `low` alone when the precision is at
+ * most 18, else `low` and `high`, the two halves of 128 bits (38 digits are under 2^127). What the
+ * operator gathers decimal fields into and what decimal sums emit: a Decimal is made only when one is
+ * asked for, so a million sums are not a million objects waiting to be written.
+ */
+final class DecimalColumn(val dataType: DecimalType, val low: Array[Long], highs: Array[Long],
+    val validity: Array[Long], val numRows: Int)
+  extends Column {
+  lazy val hasNulls: Boolean = !Validity.allValid(validity, numRows)
+  def isNullAt(row: Int): Boolean = !Validity.isValid(validity, row)
+  /** The high 64 bits of row's unscaled value (the sign of `low` at a precision of at most 18). */
+  def high(row: Int): Long = if (highs == null) low(row) >> 63 else highs(row)
+  override def getDecimal(row: Int, precision: Int, scale: Int): Decimal =
+    if (high(row) == low(row) >> 63) Decimal(low(row), dataType.precision, dataType.scale)
+    else Decimal(new java.math.BigDecimal(unscaled(row), dataType.scale), dataType.precision, dataType.scale)
+  def unscaled(row: Int): BigInteger =
+    BigInteger.valueOf(high(row)).shiftLeft(64).add(BigInteger.valueOf(low(row)).and(DecimalColumn.Low64))
+  def get(row: Int, dataType: DataType): AnyRef = if (isNullAt(row)) null else getDecimal(row, 0, 0)
+}
+
+object DecimalColumn {
+  private val Low64 = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE)
+
+  /** `column`'s decimals of type `t` as a DecimalColumn: itself if it is one, else read value by value. */
+  def of(column: Column, t: DecimalType): DecimalColumn = column match {
+    case d: DecimalColumn => d
+    case _ =>
+      val n = column.numRows
+      val (low, high) = (new Array[Long](n), if (wide(t)) new Array[Long](n) else null)
+      val validity = new Array[Long](Validity.words(n))
+      var i = 0
+      while (i < n) {
+        if (!column.isNullAt(i)) {
+          Validity.set(validity, i)
+          put(column.getDecimal(i, t.precision, t.scale), t, low, high, i)
+        }
+        i += 1
+      }
+      new DecimalColumn(t, low, high, validity, n)
+  }
+
+  def wide(t: DecimalType): Boolean = t.precision > Decimal.MAX_LONG_DIGITS
+
+  /** Stores d, a value of type t, at i of `low` (and `high` for a wide t). */
+  def put(d: Decimal, t: DecimalType, low: Array[Long], high: Array[Long], i: Int): Unit =
+    if (!wide(t)) low(i) = d.toUnscaledLong
+    else {
+      val unscaled = d.toJavaBigDecimal.setScale(t.scale).unscaledValue
+      low(i) = unscaled.longValue
+      high(i) = unscaled.shiftRight(64).longValue
+    }
 }
 
 /** A boolean column, e.g. the FILTER clause's mask. */

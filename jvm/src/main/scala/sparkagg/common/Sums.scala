@@ -3,7 +3,8 @@ package sparkagg.common
 import java.math.{BigDecimal => JBigDecimal, BigInteger}
 
 import org.apache.spark.sql.types.{Decimal, DecimalType}
-import sparkagg.api.{Column, Columns, EmitTo, GroupsAccumulator, Overflow, Values}
+import org.apache.spark.unsafe.Platform
+import sparkagg.api.{Column, Columns, EmitTo, GroupsAccumulator, Overflow, StatePacking, Values}
 
 // Exact running sums shared by sum and avg (DataFusion keeps the like in functions-aggregate-common).
 // Each is exact whatever the order of updates, merges and retracts, so a result never depends on how
@@ -154,8 +155,8 @@ final class DecimalSumCount(in: DecimalType, sumType: DecimalType, failOnOverflo
 /**
  * [[DecimalSumCount]] for every group: exact unscaled sums in 192 bits (three longs; a value or a merged
  * state's sum has at most 38 digits, under 2^127, so no count of rows or states that fits in memory leaves
- * 192 bits), counts, and a bit for the groups that merged an overflowed state. A value of at most 18
- * digits is read as its unscaled Long, a wider one through its BigInteger. Whether a sum fits `sumType`
+ * 192 bits), counts, and a bit for the groups that merged an overflowed state. Values and merged sums are
+ * read as their unscaled 128 bits ([[DecimalColumn]]), no Decimal made. Whether a sum fits `sumType`
  * is decided when it is read, as the row accumulator does. Sum and avg differ only in what they evaluate
  * and where the two fields sit in their states.
  */
@@ -166,7 +167,6 @@ private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType:
   private val counts = new LongVector
   private val overflowed = new BitVector
   private val (sumField, countField) = if (countFirst) (1, 0) else (0, 1)
-  private val narrow = in.precision <= Decimal.MAX_LONG_DIGITS
 
   private def resize(totalGroups: Int): Unit = {
     Seq(lo, mid, hi, counts).foreach(_.resize(totalGroups)); overflowed.resize(totalGroups)
@@ -185,20 +185,16 @@ private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType:
     m(g) = carried
   }
 
-  private def add(g: Int, u: BigInteger): Unit = add(g, u.longValue, u.shiftRight(64).longValue)
-
   def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
     resize(totalGroups)
     val c = counts.array
-    val column = values.column(0)
+    val column = DecimalColumn.of(values.column(0), in)
     val f = filter.orNull
     var i = 0
     while (i < values.numRows) {
       if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
         val g = groupIndices(i)
-        val d = column.getDecimal(i, in.precision, in.scale)
-        if (narrow) { val u = d.toUnscaledLong; add(g, u, u >> 63) }
-        else add(g, d.toJavaBigDecimal.setScale(in.scale).unscaledValue)
+        add(g, column.low(i), column.high(i))
         c(g) += 1
       }
       i += 1
@@ -208,7 +204,7 @@ private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType:
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
     resize(totalGroups)
     val c = counts.array
-    val (sum, count) = (states.column(sumField), states.column(countField))
+    val (sum, count) = (DecimalColumn.of(states.column(sumField), sumType), states.column(countField))
     val f = filter.orNull
     var i = 0
     while (i < states.numRows) {
@@ -216,39 +212,41 @@ private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType:
       if (GroupsAccumulator.keep(f, i) && n > 0) {
         val g = groupIndices(i)
         if (sum.isNullAt(i)) overflowed.set(g)
-        else add(g, sum.getDecimal(i, sumType.precision, sumType.scale).toJavaBigDecimal.unscaledValue)
+        else add(g, sum.low(i), sum.high(i))
         c(g) += n
       }
       i += 1
     }
   }
 
-  /** The emitted groups' counts and checked sums (null: none, or overflowed). A sum that fits a long
-   *  becomes its decimal without a BigInteger: at a million groups those were most of the emission. */
-  protected final def emitted(emit: EmitTo): (Array[Long], Array[Any]) = {
+  /** The emitted groups' counts and checked sums (NULL: none, or overflowed). A sum that fits a long
+   *  becomes its column's value without a BigInteger: at a million groups those were most of the emission. */
+  protected final def emitted(emit: EmitTo): (Array[Long], DecimalColumn) = {
     val (l, m, h) = (lo.emit(emit), mid.emit(emit), hi.emit(emit))
     val c = counts.emit(emit)
     val over = overflowed.emit(emit)
-    val checked = new Array[Any](c.length)
-    val (precision, scale) = (sumType.precision, sumType.scale)
+    val (low, high) = (new Array[Long](c.length), if (DecimalColumn.wide(sumType)) new Array[Long](c.length) else null)
+    val validity = new Array[Long](Validity.words(c.length))
+    val precision = sumType.precision
     var g = 0
     while (g < c.length) {
       if (c(g) != 0 && (over(g >> 6) & (1L << g)) == 0) {
         val sign = l(g) >> 63
-        val d =
-          if (h(g) == sign && m(g) == sign && l(g) != Long.MinValue &&
-            (precision > Decimal.MAX_LONG_DIGITS || math.abs(l(g)) < DecimalSum.longPowerOf10(precision)))
-            Decimal(l(g), precision, scale)
-          else
-            DecimalSum.fit(
-              BigInteger.valueOf(h(g)).shiftLeft(128).add(unsigned(m(g)).shiftLeft(64)).add(unsigned(l(g))),
-              scale,
-              precision)
-        checked(g) = if (d != null) d else overflow(sumType)
+        if (h(g) == sign && m(g) == sign && l(g) != Long.MinValue &&
+          (precision > Decimal.MAX_LONG_DIGITS || math.abs(l(g)) < DecimalSum.longPowerOf10(precision))) {
+          low(g) = l(g)
+          if (high != null) high(g) = sign
+          Validity.set(validity, g)
+        } else {
+          val unscaled = BigInteger.valueOf(h(g)).shiftLeft(128).add(unsigned(m(g)).shiftLeft(64)).add(unsigned(l(g)))
+          val d = DecimalSum.fit(unscaled, sumType.scale, precision)
+          if (d != null) { DecimalColumn.put(d, sumType, low, high, g); Validity.set(validity, g) }
+          else overflow(sumType)
+        }
       }
       g += 1
     }
-    (c, checked)
+    (c, new DecimalColumn(sumType, low, high, validity, c.length))
   }
 
   /** A result that does not fit `what`: Spark's error in ANSI mode, else NULL. */
@@ -258,8 +256,8 @@ private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType:
   }
 
   def state(emit: EmitTo): Array[Column] = {
-    val (c, checked) = emitted(emit)
-    val fields = Array[Column](new ObjectColumn(checked), new LongColumn(c, null, c.length))
+    val (c, sums) = emitted(emit)
+    val fields = Array[Column](sums, new LongColumn(c, null, c.length))
     if (countFirst) fields.reverse else fields
   }
 
@@ -276,4 +274,61 @@ private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType:
 
 private object DecimalSumCountGroups {
   val Low64: BigInteger = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE)
+}
+
+/**
+ * Decimal sum and avg states as the operator ships them: the count, then, unless the sum is NULL, its
+ * unscaled low 64 bits, then its high 64 bits unless they only extend the sign; 8 to 24 bytes of native
+ * longs a state. The fields take 32 bytes of a row (a wide sum's word and its 16 bytes, the count), and
+ * a BigInteger on each side to write and read the sum.
+ */
+private[sparkagg] final class DecimalSumPacking private (sumType: DecimalType, countFirst: Boolean)
+  extends StatePacking {
+  private val (sumField, countField) = if (countFirst) (1, 0) else (0, 1)
+
+  def pack(states: Array[Column], numRows: Int): Column = {
+    val (sums, counts) = (DecimalColumn.of(states(sumField), sumType), states(countField))
+    val bytes = new Array[Byte](24 * numRows)
+    val offsets = new Array[Int](numRows + 1)
+    var (r, at) = (0, 0)
+    def put(v: Long): Unit = { Platform.putLong(bytes, Platform.BYTE_ARRAY_OFFSET + at, v); at += 8 }
+    while (r < numRows) {
+      put(counts.getLong(r))
+      if (!sums.isNullAt(r)) {
+        put(sums.low(r))
+        if (sums.high(r) != sums.low(r) >> 63) put(sums.high(r))
+      }
+      r += 1
+      offsets(r) = at
+    }
+    new BinaryColumn(bytes, offsets, null, numRows)
+  }
+
+  def unpack(packed: Column): Array[Column] = {
+    val states = BinaryColumn.of(packed)
+    val n = states.numRows
+    val (counts, low) = (new Array[Long](n), new Array[Long](n))
+    val high = if (DecimalColumn.wide(sumType)) new Array[Long](n) else null
+    val validity = new Array[Long](Validity.words(n))
+    def get(at: Int): Long = Platform.getLong(states.bytes, Platform.BYTE_ARRAY_OFFSET + at)
+    var r = 0
+    while (r < n) {
+      val (at, size) = (states.start(r), states.length(r))
+      counts(r) = get(at)
+      if (size > 8) {
+        Validity.set(validity, r)
+        low(r) = get(at + 8)
+        if (high != null) high(r) = if (size > 16) get(at + 16) else low(r) >> 63
+      }
+      r += 1
+    }
+    val fields = Array[Column](new DecimalColumn(sumType, low, high, validity, n), new LongColumn(counts, null, n))
+    if (countFirst) fields.reverse else fields
+  }
+}
+
+private[sparkagg] object DecimalSumPacking {
+  /** The packing of states whose sum is of `sumType`: only a wide sum's (a narrow one is a fixed word). */
+  def of(sumType: DecimalType, countFirst: Boolean): Option[StatePacking] =
+    if (DecimalColumn.wide(sumType)) Some(new DecimalSumPacking(sumType, countFirst)) else None
 }

@@ -15,7 +15,7 @@ import sparkagg.catalyst.ArrayValues
  * Gathers chosen fields of up to `capacity` Catalyst rows into the api's [[Column]]s, the batches a
  * [[GroupsAccumulator]] reads: integer-like fields into a long array, float and double into a double
  * array, booleans into a boolean array, strings, binaries and lists of doubles end to end into one array,
- * anything else as copied Catalyst values. The arrays are reused:
+ * decimals by their unscaled values, anything else as copied Catalyst values. The arrays are reused:
  * a batch's columns are valid until the next batch is built (accumulators copy what they keep).
  *
  * Generated code may hand the values of primitive and string fields over directly (`putLong` ...; which
@@ -101,6 +101,7 @@ private[exec] object FieldBuilder {
     case ArrayType(t @ (BinaryType | _: StringType), _) => new BytesListBuilder(ordinal, t, capacity)
     case BinaryType => new BinaryBuilder(ordinal, capacity, strings = false)
     case _: StringType => new BinaryBuilder(ordinal, capacity, strings = true)
+    case t: DecimalType => new DecimalBuilder(ordinal, t, capacity)
     case _ => new ValueBuilder(ordinal, dataType, capacity)
   }
 }
@@ -332,13 +333,42 @@ private final class BinaryBuilder(ordinal: Int, capacity: Int, strings: Boolean)
   protected def column(validity: Array[Long], n: Int): Column = new BinaryColumn(bytes, offsets, validity, n)
 }
 
+/**
+ * Decimals by their unscaled values ([[DecimalColumn]]). A row's decimal of at most 18 digits is its
+ * unscaled long; a wider one is up to 16 big-endian bytes, decoded here from a shuffled row without the
+ * array, BigInteger, BigDecimal and Decimal that getDecimal makes of it.
+ */
+private final class DecimalBuilder(ordinal: Int, t: DecimalType, capacity: Int)
+  extends FieldBuilder(ordinal, capacity) {
+  private val wide = DecimalColumn.wide(t)
+  private val low = new Array[Long](capacity)
+  private val high = if (wide) new Array[Long](capacity) else null
+
+  protected def put(row: InternalRow, o: Int, i: Int): Unit = row match {
+    case u: UnsafeRow if !wide => low(i) = u.getLong(o)
+    case u: UnsafeRow =>
+      val offsetAndSize = u.getLong(o)
+      val (base, at) = (u.getBaseObject, u.getBaseOffset + (offsetAndSize >>> 32))
+      var (l, h) = if (Platform.getByte(base, at) < 0) (-1L, -1L) else (0L, 0L) // sign-extended
+      var j = 0
+      while (j < offsetAndSize.toInt) {
+        h = (h << 8) | (l >>> 56)
+        l = (l << 8) | (Platform.getByte(base, at + j) & 0xffL)
+        j += 1
+      }
+      low(i) = l
+      high(i) = h
+    case _ => DecimalColumn.put(row.getDecimal(o, t.precision, t.scale), t, low, high, i)
+  }
+  protected def make(validity: Array[Long], n: Int): Column = new DecimalColumn(t, low, high, validity, n)
+}
+
 private final class ValueBuilder(ordinal: Int, dataType: DataType, capacity: Int)
   extends FieldBuilder(ordinal, capacity) {
   private val values = new Array[Any](capacity)
   // A copy by the type's own getter: the generic `get` looks the type up on every call.
   private val read: (InternalRow, Int) => Any = dataType match {
     case _: ArrayType => (r, o) => r.getArray(o).copy()
-    case d: DecimalType => (r, o) => r.getDecimal(o, d.precision, d.scale).clone()
     case s: StructType => (r, o) => r.getStruct(o, s.size).copy()
     case _ => (r, o) => InternalRow.copyValue(r.get(o, dataType))
   }
@@ -347,14 +377,13 @@ private final class ValueBuilder(ordinal: Int, dataType: DataType, capacity: Int
 }
 
 /**
- * Values in Catalyst's own representation (Decimal, ArrayData, InternalRow), copied out of their rows: the
- * column of any type without a primitive or end-to-end layout (decimals, lists, structs).
+ * Values in Catalyst's own representation (ArrayData, InternalRow, ...), copied out of their rows: the
+ * column of any type without a primitive or end-to-end layout (lists, structs).
  */
 private[exec] final class CatalystColumn(values: Array[Any], validity: Array[Long], val numRows: Int) extends Column {
   lazy val hasNulls: Boolean = !Validity.allValid(validity, numRows)
   def isNullAt(row: Int): Boolean = !Validity.isValid(validity, row)
   override def getBoolean(row: Int): Boolean = values(row).asInstanceOf[Boolean]
-  override def getDecimal(row: Int, precision: Int, scale: Int): Decimal = values(row).asInstanceOf[Decimal]
   override def getUTF8String(row: Int): UTF8String = values(row).asInstanceOf[UTF8String]
   override def getBinary(row: Int): Array[Byte] = values(row).asInstanceOf[Array[Byte]]
   override def getList(row: Int): ListValues = new ArrayValues(values(row).asInstanceOf[ArrayData])

@@ -42,11 +42,14 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
     case c: DoubleListColumn => c.validity
     case c: BytesListColumn => c.validity
     case c: BinaryColumn => c.validity
+    case c: DecimalColumn => c.validity
     case _ => null
   }
   // Whether a column's NULLs are in `validity` (a null bitmap there: no NULLs); else the column is asked.
   private val bitmapped = columns.map {
-    case _: LongColumn | _: DoubleColumn | _: DoubleListColumn | _: BytesListColumn | _: BinaryColumn => true
+    case _: LongColumn | _: DoubleColumn | _: DoubleListColumn | _: BytesListColumn | _: BinaryColumn |
+        _: DecimalColumn =>
+      true
     case _ => false
   }
   // Strings emitted end to end (string_agg, min and max) are read as views of their bytes.
@@ -96,7 +99,7 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
       if (c != null) c.getUTF8String(group) else value(i).asInstanceOf[UTF8String]
     }
   override def getDecimal(i: Int, precision: Int, scale: Int): Decimal =
-    if (i < numKeys) key.getDecimal(i, precision, scale) else value(i).asInstanceOf[Decimal]
+    if (i < numKeys) key.getDecimal(i, precision, scale) else column(i).getDecimal(group, precision, scale)
   override def getBinary(i: Int): Array[Byte] =
     if (i < numKeys) key.getBinary(i)
     else columns(i - numKeys) match {

@@ -40,6 +40,7 @@ object Avg extends FunctionDef {
           stateOf(sumType),
           () => new DecimalAvgAccumulator(t, sumType, out, ctx.failOnOverflow),
           newGroupsAccumulator = Some(() => new DecimalAvgGroups(t, sumType, out, ctx.failOnOverflow)),
+          packing = DecimalSumPacking.of(sumType, countFirst = true),
           stateCheck = countCheck
         ))
     case Seq(t) if Types.isNumeric(t) || Types.isUntypedNull(t) =>
@@ -111,10 +112,9 @@ private[sparkagg] final class DecimalAvgGroups(in: DecimalType, sumType: Decimal
     val (counts, sums) = emitted(emit)
     new ObjectColumn(
       Array.tabulate[Any](counts.length) { g =>
-        if (sums(g) == null) null
+        if (sums.isNullAt(g)) null
         else {
-          val unscaled = sums(g).asInstanceOf[Decimal].toJavaBigDecimal.unscaledValue
-          val d = DecimalAvgAccumulator.mean(unscaled, counts(g), in, out)
+          val d = DecimalAvgAccumulator.mean(sums.unscaled(g), counts(g), in, out)
           if (d == null) overflow(out) else d
         }
       })

@@ -61,6 +61,7 @@ object Sum extends FunctionDef {
           stateOf(out),
           () => new DecimalSumAccumulator(t, out, ctx.failOnOverflow),
           newGroupsAccumulator = Some(() => new DecimalSumGroups(t, out, ctx.failOnOverflow)),
+          packing = DecimalSumPacking.of(out, countFirst = false),
           stateCheck = countCheck
         ))
     case _ => Left(s"expects one argument of type ${Types.Numeric}")
@@ -215,6 +216,6 @@ final class DoubleSumGroups extends DoubleSumCountGroups(countFirst = false) {
 /** Decimal sum for every group ([[DecimalSumAccumulator]]'s semantics). */
 private[sparkagg] final class DecimalSumGroups(in: DecimalType, out: DecimalType, failOnOverflow: Boolean)
   extends DecimalSumCountGroups(in, out, failOnOverflow, "sum", countFirst = false) {
-  def evaluate(emit: EmitTo): Column = new ObjectColumn(emitted(emit)._2)
+  def evaluate(emit: EmitTo): Column = emitted(emit)._2
   protected def fresh(): DecimalSumCountGroups = new DecimalSumGroups(in, out, failOnOverflow)
 }
