@@ -415,7 +415,12 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
         val length = s.numBytes
         staged(word) = (tail.toLong << 32) | length
         if ((length & 7) != 0) staged(at + 1 + tail / 8 + length / 8) = 0L // the padding of the last word
-        Platform.copyMemory(s.getBaseObject, s.getBaseOffset, staged, start + tail, length)
+        // A short string byte by byte: at a few bytes, copyMemory's call costs more than the copy.
+        if (length <= 16) {
+          val (b, o) = (s.getBaseObject, s.getBaseOffset)
+          var j = 0
+          while (j < length) { Platform.putByte(staged, start + tail + j, Platform.getByte(b, o + j)); j += 1 }
+        } else Platform.copyMemory(s.getBaseObject, s.getBaseOffset, staged, start + tail, length)
         tail += (length + 7) & ~7
       }
       f += 1
@@ -497,7 +502,9 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
     val page = arena.page(at)
     val i = arena.indexOnPage(at)
     page(i) = (bytes.toLong << 32) | g
-    Platform.copyMemory(base, offset, page, Platform.LONG_ARRAY_OFFSET + 8L * (i + 1), bytes)
+    // A key is whole words (as an UnsafeRow is), a few of them: copied one by one, not by copyMemory's call.
+    var w = 0
+    while (w < bytes / 8) { page(i + 1 + w) = Platform.getLong(base, offset + 8L * w); w += 1 }
     headers(g) = at
     slots(s) = tag | (at + 1L)
     count += 1
