@@ -415,12 +415,7 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
         val length = s.numBytes
         staged(word) = (tail.toLong << 32) | length
         if ((length & 7) != 0) staged(at + 1 + tail / 8 + length / 8) = 0L // the padding of the last word
-        // A short string byte by byte: at a few bytes, copyMemory's call costs more than the copy.
-        if (length <= 16) {
-          val (b, o) = (s.getBaseObject, s.getBaseOffset)
-          var j = 0
-          while (j < length) { Platform.putByte(staged, start + tail + j, Platform.getByte(b, o + j)); j += 1 }
-        } else Platform.copyMemory(s.getBaseObject, s.getBaseOffset, staged, start + tail, length)
+        Platform.copyMemory(s.getBaseObject, s.getBaseOffset, staged, start + tail, length)
         tail += (length + 7) & ~7
       }
       f += 1
