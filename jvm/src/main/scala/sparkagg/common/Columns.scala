@@ -75,12 +75,14 @@ final class DecimalColumn(val dataType: DecimalType, val low: Array[Long], highs
     if (high(row) == low(row) >> 63) Decimal(low(row), dataType.precision, dataType.scale)
     else Decimal(new java.math.BigDecimal(unscaled(row), dataType.scale), dataType.precision, dataType.scale)
   def unscaled(row: Int): BigInteger =
-    BigInteger.valueOf(high(row)).shiftLeft(64).add(BigInteger.valueOf(low(row)).and(DecimalColumn.Low64))
+    BigInteger.valueOf(high(row)).shiftLeft(64).add(DecimalColumn.unsigned(low(row)))
   def get(row: Int, dataType: DataType): AnyRef = if (isNullAt(row)) null else getDecimal(row, 0, 0)
 }
 
 object DecimalColumn {
   private val Low64 = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE)
+  /** A limb of a wider two's complement number, read as unsigned. */
+  def unsigned(limb: Long): BigInteger = BigInteger.valueOf(limb).and(Low64)
 
   /** `column`'s decimals of type `t` as a DecimalColumn: itself if it is one, else read value by value. */
   def of(column: Column, t: DecimalType): DecimalColumn = column match {

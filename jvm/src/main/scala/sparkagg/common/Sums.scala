@@ -100,8 +100,9 @@ final class DecimalSum(val scale: Int) {
 object DecimalSum {
   /** `unscaled` at `scale` as decimal(precision, scale), or null when it needs more digits. */
   def fit(unscaled: BigInteger, scale: Int, precision: Int): Decimal =
-    if (unscaled.abs.compareTo(PowersOf10(precision)) >= 0) null
-    else Decimal(new JBigDecimal(unscaled, scale), precision, scale)
+    if (fits(unscaled, precision)) Decimal(new JBigDecimal(unscaled, scale), precision, scale) else null
+  /** Whether `unscaled` has at most `precision` digits. */
+  def fits(unscaled: BigInteger, precision: Int): Boolean = unscaled.abs.compareTo(PowersOf10(precision)) < 0
 
   private val PowersOf10 = Array.tabulate(DecimalType.MAX_PRECISION + 1)(BigInteger.TEN.pow)
   /** 10^p for p up to 18. */
@@ -238,10 +239,14 @@ private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType:
           if (high != null) high(g) = sign
           Validity.set(validity, g)
         } else {
-          val unscaled = BigInteger.valueOf(h(g)).shiftLeft(128).add(unsigned(m(g)).shiftLeft(64)).add(unsigned(l(g)))
-          val d = DecimalSum.fit(unscaled, sumType.scale, precision)
-          if (d != null) { DecimalColumn.put(d, sumType, low, high, g); Validity.set(validity, g) }
-          else overflow(sumType)
+          val unscaled = BigInteger.valueOf(h(g)).shiftLeft(128).add(DecimalColumn.unsigned(m(g)).shiftLeft(64))
+            .add(DecimalColumn.unsigned(l(g)))
+          if (!DecimalSum.fits(unscaled, precision)) overflow(sumType)
+          else {
+            low(g) = unscaled.longValue // a sum that fits here is wide: a narrow one fitted a long above
+            high(g) = unscaled.shiftRight(64).longValue
+            Validity.set(validity, g)
+          }
         }
       }
       g += 1
@@ -267,13 +272,7 @@ private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType:
     GroupsAccumulator.statesOfRows(fresh(), values, filter)
   override def supportsConvertToState: Boolean = true
 
-  private def unsigned(limb: Long): BigInteger = BigInteger.valueOf(limb).and(DecimalSumCountGroups.Low64)
-
   def size: Long = lo.size + mid.size + hi.size + counts.size + overflowed.size
-}
-
-private object DecimalSumCountGroups {
-  val Low64: BigInteger = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE)
 }
 
 /**
@@ -290,16 +289,18 @@ private[sparkagg] final class DecimalSumPacking private (sumType: DecimalType, c
     val (sums, counts) = (DecimalColumn.of(states(sumField), sumType), states(countField))
     val bytes = new Array[Byte](24 * numRows)
     val offsets = new Array[Int](numRows + 1)
-    var (r, at) = (0, 0)
-    def put(v: Long): Unit = { Platform.putLong(bytes, Platform.BYTE_ARRAY_OFFSET + at, v); at += 8 }
+    var at = Platform.BYTE_ARRAY_OFFSET.toLong
+    var r = 0
     while (r < numRows) {
-      put(counts.getLong(r))
+      Platform.putLong(bytes, at, counts.getLong(r))
+      at += 8
       if (!sums.isNullAt(r)) {
-        put(sums.low(r))
-        if (sums.high(r) != sums.low(r) >> 63) put(sums.high(r))
+        Platform.putLong(bytes, at, sums.low(r))
+        at += 8
+        if (sums.high(r) != sums.low(r) >> 63) { Platform.putLong(bytes, at, sums.high(r)); at += 8 }
       }
       r += 1
-      offsets(r) = at
+      offsets(r) = (at - Platform.BYTE_ARRAY_OFFSET).toInt
     }
     new BinaryColumn(bytes, offsets, null, numRows)
   }
@@ -313,7 +314,8 @@ private[sparkagg] final class DecimalSumPacking private (sumType: DecimalType, c
     def get(at: Int): Long = Platform.getLong(states.bytes, Platform.BYTE_ARRAY_OFFSET + at)
     var r = 0
     while (r < n) {
-      val (at, size) = (states.start(r), states.length(r))
+      val at = states.start(r)
+      val size = states.length(r)
       counts(r) = get(at)
       if (size > 8) {
         Validity.set(validity, r)

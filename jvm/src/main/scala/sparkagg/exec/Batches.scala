@@ -348,8 +348,10 @@ private final class DecimalBuilder(ordinal: Int, t: DecimalType, capacity: Int)
     case u: UnsafeRow if !wide => low(i) = u.getLong(o)
     case u: UnsafeRow =>
       val offsetAndSize = u.getLong(o)
-      val (base, at) = (u.getBaseObject, u.getBaseOffset + (offsetAndSize >>> 32))
-      var (l, h) = if (Platform.getByte(base, at) < 0) (-1L, -1L) else (0L, 0L) // sign-extended
+      val base = u.getBaseObject
+      val at = u.getBaseOffset + (offsetAndSize >>> 32)
+      var h = if (Platform.getByte(base, at) < 0) -1L else 0L // sign-extended
+      var l = h
       var j = 0
       while (j < offsetAndSize.toInt) {
         h = (h << 8) | (l >>> 56)
