@@ -294,7 +294,7 @@ private[exec] final class GroupedAggregation(
   /** The output rows of groups 0 until n: each group's key and columns, projected. A node that passes on
    *  keys alone (the first two of Spark's DISTINCT rewrite) hands on a key kept as an UnsafeRow as it is:
    *  the projection would copy it byte for byte. */
-  private def rowsOf(keys: Int => InternalRow, n: Int, columns: Array[Column], types: Seq[DataType])
+  private def rowsOf(keys: KeyRows, n: Int, columns: Array[Column], types: Seq[DataType])
       : Iterator[InternalRow] = {
     val group = new GroupRow(setup.keyTypes, columns, types)
     val keysOnly = setup.emitsStates && columns.isEmpty
