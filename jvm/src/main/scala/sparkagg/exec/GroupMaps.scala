@@ -12,17 +12,17 @@ import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api.EmitTo
 import sparkagg.common.GroupVectors
 
-/**
- * Group keys to dense group indices 0, 1, 2, ...: the first new key of a batch gets the next index.
- * `emit` hands over the emitted groups' keys (by index, valid as long as the caller holds the function)
- * and forgets them, as the accumulators forget their groups on [[EmitTo]].
- */
 /** The emitted groups' keys, by group index. Not an `Int => InternalRow`: a call of that boxes its index,
  *  and those boxes were a tenth of the executor's samples when emitting 1M groups. */
 private[exec] trait KeyRows {
   def apply(group: Int): InternalRow
 }
 
+/**
+ * Group keys to dense group indices 0, 1, 2, ...: the first new key of a batch gets the next index.
+ * `emit` hands over the emitted groups' keys (a [[KeyRows]], valid as long as the caller holds it)
+ * and forgets them, as the accumulators forget their groups on [[EmitTo]].
+ */
 private[exec] abstract class GroupMap {
   def numGroups: Int
   /** The group of the key of `row`, a new one if the key was not seen. */
