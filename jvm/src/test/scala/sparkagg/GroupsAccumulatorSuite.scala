@@ -106,6 +106,11 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
         Case(Max, Seq(BinaryType)),
         Case(Min, Seq(DecimalType(10, 2))),
         Case(Max, Seq(DecimalType(30, 5))),
+        Case(Max, Seq(DecimalType(18, 0))),
+        Case(Min, Seq(DecimalType(30, 5))),
+        // Both signs at the ends of 38 digits: the high halves compared signed, the low halves unsigned.
+        Case(Min, Seq(DecimalType(38, 0)), gen = Some(hugeDecimals)),
+        Case(Max, Seq(DecimalType(38, 0)), gen = Some(hugeDecimals)),
         Case(Sum, Seq(DecimalType(10, 2))),
         Case(Sum, Seq(DecimalType(18, 0))),
         Case(Sum, Seq(DecimalType(18, 0)), ansi = false),

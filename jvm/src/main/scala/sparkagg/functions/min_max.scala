@@ -42,7 +42,7 @@ sealed abstract class MinMax(val name: String, isMax: Boolean, example: (String,
             case k: ValueKind.LongLike => Some(() => new FoldGroups(new LongMinMaxFold(k, isMax)))
             case k: ValueKind.DoubleLike => Some(() => new FoldGroups(new DoubleMinMaxFold(k, isMax)))
             case k: ValueKind.ObjectLike if k.dataType.isInstanceOf[DecimalType] =>
-              Some(() => new ObjectMinMaxGroups(k, isMax))
+              Some(() => new DecimalMinMaxGroups(k.dataType.asInstanceOf[DecimalType], isMax))
             case k: ValueKind.ObjectLike => Some(() => new BytesMinMaxGroups(k.dataType, isMax))
           }
         ))
@@ -104,39 +104,48 @@ final class ObjectMinMaxAccumulator(kind: ValueKind, isMax: Boolean) extends Acc
 }
 
 /**
- * min / max of decimals for every group ([[ObjectMinMaxAccumulator]]'s semantics:
- * the same comparisons in the same order, the first of equal values kept): each group's value in one array
- * of references, copied out of its batch only when it becomes the group's best. State: the value.
+ * min / max of decimals for every group, compared by their unscaled values as the operator gathers them
+ * ([[DecimalColumn]]: no Decimal made per row): each group's best in a long, and in a second long (the
+ * high half of 128 bits) above 18 digits. A group starts at the far end of the range, so the loop only
+ * compares. Equal decimals of one type are one value, so which of them is kept does not show. State: the
+ * value.
  */
-private[sparkagg] final class ObjectMinMaxGroups(kind: ValueKind.ObjectLike, isMax: Boolean) extends GroupsAccumulator {
-  private val best = new ObjectVector
-  private val ordering = kind.ordering
-  private var held = 0L // bytes of the kept values
+private[sparkagg] final class DecimalMinMaxGroups(t: DecimalType, isMax: Boolean) extends GroupsAccumulator {
+  private val wide = DecimalColumn.wide(t)
+  private val nulls = new NullState
+  // The far end: -2^127 for max (high Long.MinValue, low 0), 2^127 - 1 for min; below 19 digits the high
+  // half is the low half's sign, so the low half alone starts at Long.MinValue or Long.MaxValue.
+  private val lows = new LongVector(if (wide) (if (isMax) 0L else -1L) else if (isMax) Long.MinValue else Long.MaxValue)
+  private val highs = if (wide) new LongVector(if (isMax) Long.MinValue else Long.MaxValue) else null
 
-  private val read: (Column, Int) => AnyRef = kind.dataType match {
-    case t: DecimalType => (c, i) => c.getDecimal(i, t.precision, t.scale)
-    case BinaryType => (c, i) => c.getBinary(i)
-    case _ => (c, i) => c.getUTF8String(i)
-  }
-
-  /** Each kept non-NULL row of `column` (values or states alike) to its group. */
-  private def fold(column: Column, numRows: Int, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int)
-      : Unit = {
-    best.resize(totalGroups)
-    val b = best.array
-    val f = filter.orNull
-    var i = 0
-    while (i < numRows) {
-      if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
-        val g = groupIndices(i)
-        val current = b(g).asInstanceOf[AnyRef]
-        if (current == null || { val c = ordering.compare(read(column, i), current); if (isMax) c > 0 else c < 0 }) {
-          val kept = column.copy(i, kind.dataType)
-          held += ValueKind.sizeOf(kept) - ValueKind.sizeOf(current)
-          b(g) = kept
+  private def fold(column: Column, numRows: Int, groupIndices: Array[Int], filter: Option[Column],
+      totalGroups: Int): Unit = {
+    val c = DecimalColumn.of(column, t)
+    lows.resize(totalGroups)
+    val low = lows.array
+    if (wide) {
+      highs.resize(totalGroups)
+      val high = highs.array
+      nulls.accumulateRows(
+        groupIndices,
+        c,
+        numRows,
+        filter,
+        totalGroups,
+        (g, i) => {
+          val h = c.high(i)
+          val l = c.low(i)
+          val order =
+            if (h != high(g)) java.lang.Long.compare(h, high(g)) else java.lang.Long.compareUnsigned(l, low(g))
+          if (if (isMax) order > 0 else order < 0) { high(g) = h; low(g) = l }
         }
-      }
-      i += 1
+      )
+    } else {
+      val values = c.low
+      if (isMax) nulls.accumulateRows(
+        groupIndices, c, numRows, filter, totalGroups, (g, i) => low(g) = math.max(low(g), values(i)))
+      else nulls.accumulateRows(
+        groupIndices, c, numRows, filter, totalGroups, (g, i) => low(g) = math.min(low(g), values(i)))
     }
   }
 
@@ -146,17 +155,17 @@ private[sparkagg] final class ObjectMinMaxGroups(kind: ValueKind.ObjectLike, isM
     fold(states.column(0), states.numRows, groupIndices, filter, totalGroups)
 
   def evaluate(emit: EmitTo): Column = {
-    val out = best.emit(emit)
-    out.foreach(v => held -= ValueKind.sizeOf(v.asInstanceOf[AnyRef]))
-    new ObjectColumn(out)
+    val validity = nulls.build(emit)
+    val low = lows.emit(emit)
+    new DecimalColumn(t, low, if (wide) highs.emit(emit) else null, validity, low.length)
   }
   def state(emit: EmitTo): Array[Column] = Array(evaluate(emit))
 
   override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
-    GroupColumns.ownValues(values, filter, kind.dataType)
+    GroupColumns.ownValues(values, filter, t)
   override def supportsConvertToState: Boolean = true
 
-  def size: Long = best.size + held
+  def size: Long = lows.size + (if (wide) highs.size else 0L) + nulls.size
 }
 
 /**
