@@ -48,7 +48,7 @@ object Median extends FunctionDef {
             case d: DecimalType => Some(() => new DecimalMedianGroups(d))
             case _ =>
               val kind = ValueKind.of(read).asInstanceOf[ValueKind.DoubleLike]
-              Some(() => new SortedValueGroups(kind, MedianAccumulator.middle))
+              Some(() => new SortedValueGroups(kind, (a, from, until) => MedianAccumulator.middle(a, from, until)))
           },
           newSlidingAccumulator = Some(() =>
             read match {
@@ -140,8 +140,7 @@ object MedianAccumulator {
  * state the sorted list, as the row accumulators give them, to the bit. State lists of doubles leave end
  * to end in one [[DoubleListColumn]]; of floats as the row accumulator's boxed lists.
  */
-private[sparkagg] final class SortedValueGroups(kind: ValueKind.DoubleLike,
-    statistic: (Array[Long], Int, Int) => Double)
+private[sparkagg] final class SortedValueGroups(kind: ValueKind.DoubleLike, statistic: SortedValueGroups.Statistic)
   extends ListStatePool with GroupsAccumulator {
   import MedianAccumulator.{decode, encode}
 
@@ -212,6 +211,12 @@ private[sparkagg] final class SortedValueGroups(kind: ValueKind.DoubleLike,
   override def supportsConvertToState: Boolean = true
 
   def size: Long = poolSize + 8L * pool.length
+}
+
+private[sparkagg] object SortedValueGroups {
+  /** A group's result from its values sorted at [from, until) of `sorted`, in [[MedianAccumulator]]'s
+   *  encoding: a trait rather than a Function3, which would box both indices and the result per group. */
+  trait Statistic { def apply(sorted: Array[Long], from: Int, until: Int): Double }
 }
 
 final class DecimalMedianAccumulator(t: DecimalType) extends Accumulator {
