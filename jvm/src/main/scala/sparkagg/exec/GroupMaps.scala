@@ -208,18 +208,27 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
     }
 
   /** Makes room for `key`: a dense array over the keys' new range, or the hash table when that range
-   *  is too wide for the groups. The first key of all places the range. */
+   *  is too wide for the groups it is likely to hold. The first key of all places the range. */
   private def widen(key: Long): Unit = {
     if (count == (if (nullGroup >= 0) 1 else 0)) { low = key; return }
-    val high = low + direct.length - 1
-    val (from, to) = (math.min(low, key), math.max(high, key))
+    // The keys seen span [first, last] of the array, which was grown ahead of them.
+    var first = 0
+    while (direct(first) == 0) first += 1
+    var last = direct.length - 1
+    while (direct(last) == 0) last -= 1
+    val (from, to) = (math.min(low + first, key), math.max(low + last, key))
     val span = BigInt(to) - BigInt(from) + 1
-    if (span > LongKeyMap.denseLimit(count)) { hash(); return }
-    // Doubled, the new room on the side the key came from (keys in order grow one way).
-    val length = math.min(math.max(span.toLong, 2L * direct.length), LongKeyMap.denseLimit(count)).toInt
+    // A new range fills as densely as the seen one (a shuffle partition's keys, 1 in P of a dense range,
+    // come in runs that jump), but is not trusted to hold more than 4 times the groups seen.
+    val expected = math.min(4.0 * count, count * (span.toDouble / (last - first + 1)))
+    val limit = LongKeyMap.denseLimit(expected.toLong)
+    if (span > limit) { hash(); return }
+    // Doubled, the new room on the side the key came from (keys in order grow one way); up to the room of
+    // twice the groups, so that keys at the limit's spacing do not widen the array at every new key.
+    val length = math.min(math.max(span.toLong, 2L * direct.length), LongKeyMap.denseLimit(2 * expected.toLong)).toInt
     val start = if (key < low) to - length + 1 else from
     val widened = new Array[Int](length)
-    System.arraycopy(direct, 0, widened, (low - start).toInt, direct.length)
+    System.arraycopy(direct, first, widened, (low + first - start).toInt, last - first + 1)
     direct = widened
     low = start
   }
@@ -306,7 +315,7 @@ object LongKeyMap {
    *  table does (16-byte slots, at least two per group). */
   val DensePerGroup = 8
 
-  private def denseLimit(groups: Int): Long = math.min(DensePerGroup * math.max(groups.toLong, InitialDense), 1L << 30)
+  private def denseLimit(groups: Long): Long = math.min(DensePerGroup * math.max(groups, InitialDense.toLong), 1L << 30)
 
   def supports(keyType: DataType): Boolean = keyType match {
     case ByteType | ShortType | IntegerType | DateType | LongType | TimestampType | TimestampNTZType => true

@@ -66,6 +66,17 @@ class GroupMapSuite extends AnyFunSuite {
     assert(emitted(map) == dense ++ Seq(Some(1L << 40), None, Some(Long.MinValue), Some(Long.MaxValue)))
   }
 
+  test("a shuffle partition's keys (every 4th of a range, in two runs, the second from below the first) stay dense") {
+    val map = new LongKeyMap(0, LongType)
+    val upper = (500000L until 1000000L by 4).map(Some(_))
+    val whole = (0L until 1000000L by 4).map(Some(_))
+    val groups = groupsOf(map, upper ++ whole, batch = 8192)
+    assert(!map.hashed)
+    assert(
+      groups == (0 until upper.size) ++ ((0 until whole.size - upper.size).map(_ + upper.size) ++ (0 until upper.size)))
+    assert(emitted(map) == whole.drop(whole.size - upper.size) ++ whole.take(whole.size - upper.size))
+  }
+
   test("after an emit, numbering starts again in a fresh dense array") {
     val map = new LongKeyMap(0, LongType)
     groupsOf(map, Seq(Some(0L), Some(1L << 50)))
