@@ -67,10 +67,11 @@ class Recorder:
         return path
 
 
-def session():
+def session(**conf):
+    """The benches' Spark: local[2], 4 shuffle partitions, 6 GB; ``conf`` adds settings."""
     spark = sparkagg.session(master="local[2]", app_name="sparkagg-bench", **{
         "spark.sql.shuffle.partitions": "4", "spark.driver.memory": "6g", "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false", "spark.log.level": "ERROR"})
+        "spark.ui.showConsoleProgress": "false", "spark.log.level": "ERROR", **conf})
     return spark
 
 

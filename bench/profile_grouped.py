@@ -62,7 +62,10 @@ def main() -> None:
     parser.add_argument("--groups", default="kbig", help="the grouping key: kbig (1M groups) or k (1k)")
     parser.add_argument("--input", default="parquet", choices=["parquet", "cached"])
     args = parser.parse_args()
-    spark = common.session()
+    # Without DebugNonSafepoints a sample is charged to the nearest safepoint (a loop's header, a call),
+    # not to the inlined method it was taken in.
+    spark = common.session(
+        **{"spark.driver.extraJavaOptions": "-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints"})
     folder = Path(tempfile.mkdtemp(prefix="sparkagg-profile-"))
     spark.sql(f"SELECT id % 1000 AS k, id % 1000000 AS kbig, rand(1) * 100 AS x FROM range({args.rows})") \
         .write.parquet(str(folder / "input.parquet"))
@@ -74,6 +77,8 @@ def main() -> None:
     sql = f"SELECT {args.groups}, {args.query} FROM input GROUP BY {args.groups}"
     common.timed(spark, "warm-up", sql, repeat=2)
     pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+    assert "-XX:+DebugNonSafepoints" in str(spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+                                            .getInputArguments()), "the driver JVM lacks -XX:+DebugNonSafepoints"
     recording = folder / "query.jfr"
     subprocess.run(["jcmd", str(pid), "JFR.start", "name=sparkagg", "settings=profile"], check=True,
                    capture_output=True)

@@ -109,9 +109,9 @@ private[exec] final class SingleGroup extends GroupMap {
  * The fast path for one integer-like key (tinyint to bigint, date, timestamp) read at `ordinal` of the
  * row, with no object per key; NULL is a group of its own. Keys that fall in a dense range (ids, days,
  * a modulus) index an array of groups directly: one access per row, in key order when keys come in order.
- * Once the keys' range passes [[LongKeyMap.DensePerGroup]] times the groups (where the array would cost
- * more than the table), every key moves to open addressing over a primitive array, for the rest of the
- * groups' life.
+ * Once the keys' range passes [[LongKeyMap.DensePerGroup]] times the groups it is likely to hold (where
+ * the array would cost more than the table), every key moves to open addressing over a primitive array,
+ * for the rest of the groups' life.
  */
 private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends GroupMap {
   private var nullGroup = -1
