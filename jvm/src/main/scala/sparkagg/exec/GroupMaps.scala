@@ -364,14 +364,24 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
 
   override def stage(row: InternalRow, i: Int, groups: Array[Int]): Unit =
     if (fieldOrdinals.nonEmpty) {
+      // An UnsafeRow's (the shuffle's) strings are read where they lie, without a UTF8String per row.
+      val unsafe = row match {
+        case u: UnsafeRow => u
+        case _ => null
+      }
       var f = 0
       while (f < fieldOrdinals.length) {
         val o = fieldOrdinals(f)
-        if (row.isNullAt(o)) { strings(f) = null; nulls(f) = true }
+        if (row.isNullAt(o)) nulls(f) = true
         else {
           nulls(f) = false
           widths(f) match {
-            case 0 => strings(f) = row.getUTF8String(o)
+            case 0 if unsafe != null =>
+              val offsetAndSize = unsafe.getLong(o)
+              stringBases(f) = unsafe.getBaseObject
+              stringOffsets(f) = unsafe.getBaseOffset + (offsetAndSize >>> 32)
+              stringSizes(f) = offsetAndSize.toInt
+            case 0 => holdString(f, row.getUTF8String(o))
             case 8 => words(f) = row.getLong(o)
             case 4 => words(f) = row.getInt(o)
             case 2 => words(f) = row.getShort(o)
@@ -397,7 +407,15 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
   private val widths = fieldKeys.map(k => RowKeyMap.wordWidth(k._2)).toArray
   private val nulls = new Array[Boolean](fieldOrdinals.length)
   private val words = new Array[Long](fieldOrdinals.length)
-  private val strings = new Array[UTF8String](fieldOrdinals.length)
+  private val stringBases = new Array[AnyRef](fieldOrdinals.length)
+  private val stringOffsets = new Array[Long](fieldOrdinals.length)
+  private val stringSizes = new Array[Int](fieldOrdinals.length)
+
+  private def holdString(f: Int, s: UTF8String): Unit = {
+    stringBases(f) = s.getBaseObject
+    stringOffsets(f) = s.getBaseOffset
+    stringSizes(f) = s.numBytes
+  }
 
   /** Row `i`'s key from the staged fields' values, as its UnsafeRow: the null bits, a word per field (a
    *  value in its zeroed word as the row's writer puts it, a string's offset and size, zero for a null),
@@ -406,7 +424,7 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
     val n = fieldOrdinals.length
     var bytes = 8 * (n + 1)
     var f = 0
-    while (f < n) { if (strings(f) != null) bytes += (strings(f).numBytes + 7) & ~7; f += 1 }
+    while (f < n) { if (widths(f) == 0 && !nulls(f)) bytes += (stringSizes(f) + 7) & ~7; f += 1 }
     val at = staging(i, bytes)
     val start = Platform.LONG_ARRAY_OFFSET + 8L * (at + 1)
     var nullBits = 0L
@@ -414,10 +432,9 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
     f = 0
     while (f < n) {
       val word = at + 2 + f
-      val s = strings(f)
       staged(word) = 0L
       if (nulls(f)) nullBits |= 1L << f
-      else if (s == null) {
+      else if (widths(f) != 0) {
         val address = start + 8L * (f + 1)
         widths(f) match {
           case 8 => staged(word) = words(f)
@@ -427,10 +444,10 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
           case _ => Platform.putBoolean(staged, address, words(f) != 0L)
         }
       } else {
-        val length = s.numBytes
+        val length = stringSizes(f)
         staged(word) = (tail.toLong << 32) | length
         if ((length & 7) != 0) staged(at + 1 + tail / 8 + length / 8) = 0L // the padding of the last word
-        Platform.copyMemory(s.getBaseObject, s.getBaseOffset, staged, start + tail, length)
+        Platform.copyMemory(stringBases(f), stringOffsets(f), staged, start + tail, length)
         tail += (length + 7) & ~7
       }
       f += 1
@@ -460,8 +477,8 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
 
   /** Row `i`'s key when it is one string field (null: NULL), given by generated code. */
   override def stageString(i: Int, key: UTF8String, groups: Array[Int]): Unit = {
-    strings(0) = key
     nulls(0) = key == null
+    if (key != null) holdString(0, key)
     stageFields(i)
   }
 

@@ -195,7 +195,8 @@ class GroupMapSuite extends AnyFunSuite {
     }
   }
 
-  test("keys of strings, integers, booleans and dates written without a projection: the projection's rows") {
+  test("keys of strings, integers, booleans and dates written without a projection, from any row or an UnsafeRow: " +
+    "the projection's rows") {
     val rnd = new Random(13)
     val types = Seq(IntegerType, StringType, LongType, BooleanType, ShortType, ByteType, DateType, StringType)
     // Ordinal 0 is a value column the key skips; the key's fields are ordinals 1 to 8.
@@ -203,6 +204,10 @@ class GroupMapSuite extends AnyFunSuite {
     val project = UnsafeProjection.create(fields.map { case (o, t) => BoundReference(o, t, true) })
     val projected = new RowKeyMap(project, types.size)
     val written = new RowKeyMap(project, types.size, fields)
+    // The same rows as UnsafeRows (the shuffle's), whose strings are read in place.
+    val fromUnsafe = new RowKeyMap(project, types.size, fields)
+    val whole =
+      UnsafeProjection.create((DoubleType +: types).zipWithIndex.map { case (t, o) => BoundReference(o, t, true) })
     def value(t: DataType): Any = if (rnd.nextInt(12) == 0) null
     else t match {
       case IntegerType | DateType => rnd.nextInt(3) - 1 + (if (rnd.nextBoolean()) 0 else Int.MinValue)
@@ -220,17 +225,24 @@ class GroupMapSuite extends AnyFunSuite {
       else { val k = types.map(value); seen += k; k }
     for (batch <- 0 until 30) {
       val rows = Seq.fill(1 + rnd.nextInt(400))(InternalRow.fromSeq(2.5 +: key()))
-      val (want, got) = (new Array[Int](rows.size), new Array[Int](rows.size))
-      for ((map, groups) <- Seq((projected, want), (written, got))) {
-        rows.zipWithIndex.foreach { case (r, i) => map.stage(r, i, groups) }
+      val (want, got, gotUnsafe) = (new Array[Int](rows.size), new Array[Int](rows.size), new Array[Int](rows.size))
+      for ((map, groups, unsafe) <-
+          Seq((projected, want, false), (written, got, false), (fromUnsafe, gotUnsafe, true))) {
+        rows.zipWithIndex.foreach { case (r, i) => map.stage(if (unsafe) whole(r) else r, i, groups) }
         map.finishBatch(rows.size, groups)
       }
       assert(got.toSeq == want.toSeq, s"batch $batch")
+      assert(gotUnsafe.toSeq == want.toSeq, s"batch $batch, UnsafeRows")
     }
-    assert(written.numGroups == projected.numGroups && written.numGroups > 1000)
+    assert(written.numGroups == projected.numGroups && fromUnsafe.numGroups == projected.numGroups &&
+      written.numGroups > 1000)
     val n = projected.numGroups
-    val (a, b) = (projected.emit(EmitTo.All), written.emit(EmitTo.All))
-    for (g <- 0 until n) assert(a(g).copy() == b(g).copy(), s"group $g")
+    val (a, b, c) = (projected.emit(EmitTo.All), written.emit(EmitTo.All), fromUnsafe.emit(EmitTo.All))
+    for (g <- 0 until n) {
+      val want = a(g).copy()
+      assert(want == b(g).copy(), s"group $g")
+      assert(want == c(g).copy(), s"group $g, UnsafeRows")
+    }
   }
 
   test("the key arena: each run on one page, where it stays as pages are added; a run longer than a page") {
