@@ -25,11 +25,13 @@ from . import compare, queries, tables
 ROOT = Path(__file__).resolve().parents[2]
 REGRESSIONS = ROOT / "sql" / "fuzz"
 # Each query runs with every setting drawn anew: sparkagg's operators on or off, codegen, AQE, ANSI (the
-# generated data cannot overflow), small batches and an eager convert_to_state on the grouped operator.
+# generated data cannot overflow), small batches, an eager convert_to_state and states in packets or a row
+# per group on the grouped operator.
 SETTINGS = {
     "spark.sparkagg.groups.enabled": ("true", "false"),
     "spark.sparkagg.groups.batchSize": ("8192", "3"),
     "spark.sparkagg.groups.skipPartialRows": ("100000", "1"),
+    "spark.sparkagg.groups.packets": ("true", "false"),
     "spark.sparkagg.window.enabled": ("true", "false"),
     "spark.sql.codegen.wholeStage": ("true", "false"),
     "spark.sql.codegen.factoryMode": ("FALLBACK", "NO_CODEGEN"),

@@ -7,7 +7,7 @@ import org.apache.spark.sql.types.{DataType, StructField, StructType}
 import org.apache.spark.sql.sparkagg.SparkInternals
 import sparkagg.api.FunctionDef
 import sparkagg.catalyst.{AccumulatorAggregator, CountStarParser, Registry}
-import sparkagg.exec.{GroupedAggregateStrategy, GroupedPartialInput}
+import sparkagg.exec.{GroupedAggregateStrategy, GroupedPartialInput, StatePackets}
 import sparkagg.functions.{Count, Functions}
 import sparkagg.window.{DistinctWindowRule, SlidingWindowStrategy}
 
@@ -108,6 +108,7 @@ class SparkAggExtensions extends (SparkSessionExtensions => Unit) {
     extensions.injectPlannerStrategy(SlidingWindowStrategy(_))
     extensions.injectPlannerStrategy(GroupedAggregateStrategy(_))
     extensions.injectColumnar(_ => GroupedPartialInput)
+    extensions.injectQueryStagePrepRule(_ => StatePackets.Rule)
     extensions.injectResolutionRule(_ => DistinctWindowRule)
   }
 }

@@ -21,16 +21,6 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     createTable(spark)
   }
 
-  private def withConf[T](settings: (String, String)*)(body: => T): T = {
-    val before = settings.map { case (k, _) => k -> spark.conf.getOption(k) }
-    settings.foreach { case (k, v) => spark.conf.set(k, v) }
-    try body
-    finally before.foreach {
-        case (k, Some(v)) => spark.conf.set(k, v)
-        case (k, None) => spark.conf.unset(k)
-      }
-  }
-
   private def groupedNodes(df: DataFrame): Seq[GroupedAggregateExec] =
     collect(df.queryExecution.executedPlan) { case g: GroupedAggregateExec => g }
 

@@ -15,6 +15,17 @@ trait LocalSpark extends BeforeAndAfterAll { this: Suite =>
     .config("spark.sql.codegen.fallback", "false")
     .getOrCreate()
 
+  /** Runs `body` with the session's settings changed, then puts them back. */
+  def withConf[T](settings: (String, String)*)(body: => T): T = {
+    val before = settings.map { case (k, _) => k -> spark.conf.getOption(k) }
+    settings.foreach { case (k, v) => spark.conf.set(k, v) }
+    try body
+    finally before.foreach {
+        case (k, Some(v)) => spark.conf.set(k, v)
+        case (k, None) => spark.conf.unset(k)
+      }
+  }
+
   override def afterAll(): Unit = {
     try spark.stop()
     finally super.afterAll()

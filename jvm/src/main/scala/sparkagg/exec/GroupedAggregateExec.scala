@@ -54,7 +54,9 @@ case class GroupedAggregateExec(
     resultExpressions: Seq[NamedExpression],
     child: SparkPlan,
     columnarInput: Boolean = false,
-    staged: Boolean = false)
+    staged: Boolean = false,
+    packs: Option[StatePackets] = None,
+    unpacks: Option[StatePackets] = None)
   extends UnaryExecNode with CodegenSupport {
 
   private def functions: Seq[AccumulatorAggregate] = aggregateExpressions.map(
@@ -63,12 +65,16 @@ case class GroupedAggregateExec(
       case f => f.asInstanceOf[AccumulatorAggregate]
     })
 
-  override def output: Seq[Attribute] = resultExpressions.map(_.toAttribute)
+  override def output: Seq[Attribute] = packs.fold(resultExpressions.map(_.toAttribute))(_.output)
 
-  override def producedAttributes: AttributeSet = mode match {
-    case GroupedMode.Final => AttributeSet(aggregateExpressions.map(_.resultAttribute))
-    case _ => AttributeSet(stateAttributes) -- AttributeSet(merging.flatten)
-  }
+  override def producedAttributes: AttributeSet =
+    (mode match {
+      case GroupedMode.Final => AttributeSet(aggregateExpressions.map(_.resultAttribute))
+      case _ => AttributeSet(stateAttributes) -- AttributeSet(merging.flatten)
+    }) ++ packs.fold(AttributeSet.empty)(p => AttributeSet(p.output))
+
+  /** The rows the node aggregates: its child's, or those of the packets it unpacks. */
+  private def inputAttributes: Seq[Attribute] = unpacks.fold(child.output)(_.unpacked)
 
   /** Each function's state fields within `stateAttributes`. */
   private def stateSlices: Seq[Seq[Attribute]] = {
@@ -82,7 +88,8 @@ case class GroupedAggregateExec(
 
   // A merging function reads its states, not the arguments its aggregate expression names. (A lazy val,
   // as Spark 3.5 declares it: Spark's own rule cannot be called as super.)
-  override lazy val references: AttributeSet = AttributeSet.fromAttributeSets(
+  override lazy val references: AttributeSet = if (unpacks.isDefined) child.outputSet
+  else AttributeSet.fromAttributeSets(
     groupingExpressions.map(_.references) ++ aggregateExpressions.zip(merging).map {
       case (a, Seq()) => a.references
       case (_, states) => AttributeSet(states)
@@ -90,14 +97,16 @@ case class GroupedAggregateExec(
 
   override def requiredChildDistribution: Seq[Distribution] = mode match {
     case GroupedMode.Partial => UnspecifiedDistribution :: Nil
+    case _ if unpacks.isDefined => SparkInternals.clusteredBy(unpacks.get.route :: Nil) :: Nil
     case _ if groupingExpressions.isEmpty => AllTuples :: Nil
     case _ => SparkInternals.clusteredBy(groupingExpressions.map(_.toAttribute)) :: Nil
   }
 
-  override def outputPartitioning: Partitioning = child.outputPartitioning match {
-    case p: Expression with Partitioning if mode != GroupedMode.Partial && p.references.subsetOf(outputSet) => p
-    case p => UnknownPartitioning(p.numPartitions)
-  }
+  override def outputPartitioning: Partitioning =
+    unpacks.fold(child.outputPartitioning)(_.byKeys(child.outputPartitioning)) match {
+      case p: Expression with Partitioning if mode != GroupedMode.Partial && p.references.subsetOf(outputSet) => p
+      case p => UnknownPartitioning(p.numPartitions)
+    }
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
@@ -132,13 +141,14 @@ case class GroupedAggregateExec(
   private def taskAggregation(): GroupedInput => GroupedAggregation = {
     val settings = GroupedAggregateStrategy.settings(conf)
     val sorted = sortedInput
-    val input = child.output
+    val input = inputAttributes
     val taskMetrics = metrics // created here, on the driver: the closure must not create them on an executor
     source => {
       val setup = setupOver(input, sorted)
       val task = TaskContext.get()
+      val packer = packs.map(new PacketWriter(_))
       val aggregation =
-        new GroupedAggregation(setup, settings, source, SparkInternals.taskMemoryManager(task), taskMetrics)
+        new GroupedAggregation(setup, settings, source, SparkInternals.taskMemoryManager(task), taskMetrics, packer)
       task.addTaskCompletionListener[Unit](_ => aggregation.close())
       aggregation
     }
@@ -147,7 +157,12 @@ case class GroupedAggregateExec(
   protected override def doExecute(): RDD[InternalRow] = {
     val aggregate = taskAggregation()
     if (columnarInput) child.executeColumnar().mapPartitions(batches => aggregate(GroupedInput.Batches(batches)))
-    else child.execute().mapPartitions(rows => aggregate(GroupedInput.Rows(rows)))
+    else {
+      val numFields = inputAttributes.size
+      val packed = unpacks.isDefined
+      child.execute().mapPartitions(rows =>
+        aggregate(GroupedInput.Rows(if (packed) StatePackets.unpack(rows, numFields) else rows)))
+    }
   }
 
   override def supportCodegen: Boolean = staged
@@ -265,9 +280,16 @@ case class GroupedAggregateExec(
         (if (mode == GroupedMode.Partial && a.mode == PartialMerge) " (merge)" else "")
     }.mkString("[", ", ", "]")
     val batches = if (columnarInput) ", columnar input" else ""
-    s"SparkAggGroupedAggregate ${mode.toString.toLowerCase}$batches, keys=$keys, functions=$calls"
+    val packets =
+      (if (unpacks.isDefined) ", states in packets" else "") + (if (packs.isDefined) ", states out in packets" else "")
+    s"SparkAggGroupedAggregate ${mode.toString.toLowerCase}$batches$packets, keys=$keys, functions=$calls"
   }
   override def verboseString(maxFields: Int): String = simpleString(maxFields)
+
+  override protected def doCanonicalize(): SparkPlan = super.doCanonicalize() match {
+    case g: GroupedAggregateExec => g.copy(packs = packs.map(_.canonical), unpacks = unpacks.map(_.canonical))
+    case other => other
+  }
 
   override protected def withNewChildInternal(newChild: SparkPlan): GroupedAggregateExec = copy(child = newChild)
 }

@@ -28,12 +28,14 @@ import sparkagg.catalyst.{AccumulatorAggregate, Form, SparkAggregates}
  *
  * Settings (read when a query runs):
  *  - `spark.sparkagg.groups.enabled` (default true): false plans every aggregation Spark's way.
- * *  - `spark.sparkagg.groups.batchSize` (default 8192): rows per batch.
+ *  - `spark.sparkagg.groups.batchSize` (default 8192): rows per batch.
  *  - `spark.sparkagg.groups.skipPartialRows` (default -1: never) and `spark.sparkagg.groups.skipPartialRatio`
  *    (default 0.8): after that many rows, a Partial node with at least that ratio of groups to rows stops
  *    aggregating and passes rows on as states. Off by default, unlike DataFusion (100000 rows): in Spark
  *    the rows passed on cross a shuffle, which costs more than DataFusion's in-process repartition, and a
  *    partition's first rows rarely tell its reduction (README: Grouped aggregation).
+ *  - `spark.sparkagg.groups.packets` (default true): the states cross each shuffle by the keys in packets,
+ *    not a row per group ([[StatePackets]], placed after Spark's exchanges by `StatePackets.Rule`).
  */
 case class GroupedAggregateStrategy(spark: SparkSession) extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
@@ -170,13 +172,16 @@ object GroupedAggregateStrategy {
  *    they come: in a stage they would gain nothing, and every group would leave through its buffer.
  */
 object GroupedPartialInput extends ColumnarRule {
+  // Without adaptive execution, the exchanges are in the plan by now (with it, a query stage preparation rule).
+  override def preColumnarTransitions: Rule[SparkPlan] = StatePackets.Rule
+
   override def postColumnarTransitions: Rule[SparkPlan] = _.transformUp {
-    case g @ GroupedAggregateExec(GroupedMode.Partial, _, _, _, _, ColumnarToRowExec(columnar), false, false) =>
+    case g @ GroupedAggregateExec(GroupedMode.Partial, _, _, _, _, ColumnarToRowExec(columnar), false, false, _, _) =>
       g.copy(child = columnar, columnarInput = true)
-    case g @ GroupedAggregateExec(GroupedMode.Partial, _, _, _, _, child, false, false)
+    case g @ GroupedAggregateExec(GroupedMode.Partial, _, _, _, _, child, false, false, _, _)
         if child.supportsColumnar || CachedColumns.decodable(child) =>
       g.copy(columnarInput = true)
-    case g @ GroupedAggregateExec(GroupedMode.Partial, _, calls, _, _, child: CodegenSupport, false, false)
+    case g @ GroupedAggregateExec(GroupedMode.Partial, _, calls, _, _, child: CodegenSupport, false, false, _, _)
         if child.supportCodegen =>
       g.copy(
         aggregateExpressions = calls.map(a =>

@@ -48,13 +48,17 @@ private[exec] object GroupedInput {
  * are read: the pending rows may still read the arrays the next batch would be gathered into. While none
  * are pending, generated code may give a row's key and gathered fields as values instead of a row
  * (`takesValues`, then `keyLong` ..., `putLong` ..., `endRow`).
+ *
+ * A `packer` turns the output rows into packets for the shuffle ([[StatePackets]]); the last emission, at the
+ * end of the input, sends every packet left.
  */
 private[exec] final class GroupedAggregation(
     setup: GroupedSetup,
     settings: GroupedSettings,
     source: GroupedInput,
     memory: TaskMemoryManager,
-    metrics: Map[String, SQLMetric])
+    metrics: Map[String, SQLMetric],
+    packer: Option[PacketWriter])
   extends MemoryConsumer(memory, MemoryMode.ON_HEAP) with Iterator[InternalRow] {
 
   private val partial = setup.mode == GroupedMode.Partial
@@ -298,7 +302,7 @@ private[exec] final class GroupedAggregation(
       : Iterator[InternalRow] = {
     val group = new GroupRow(setup.keyTypes, columns, types)
     val keysOnly = setup.emitsStates && columns.isEmpty
-    new Iterator[InternalRow] {
+    val rows = new Iterator[InternalRow] {
       private var g = 0
       def hasNext: Boolean = g < n
       def next(): InternalRow = {
@@ -311,6 +315,7 @@ private[exec] final class GroupedAggregation(
         }
       }
     }
+    packer.fold(rows)(_.pack(rows, last = finished))
   }
 
   /** Sizes every accumulator to the current groups (a global aggregate's one group exists without rows). */

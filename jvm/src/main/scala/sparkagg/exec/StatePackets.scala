@@ -1,0 +1,220 @@
+package sparkagg.exec
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, ExprId, Expression, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.plans.QueryPlan
+import org.apache.spark.sql.catalyst.plans.physical.{CoalescedHashPartitioning, HashPartitioning, Partitioning, UnknownPartitioning}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.exchange.{ENSURE_REQUIREMENTS, ShuffleExchangeExec}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types.{BinaryType, IntegerType}
+import org.apache.spark.unsafe.Platform
+import org.apache.spark.unsafe.hash.Murmur3_x86_32
+
+/**
+ * The states a Partial (or PartialMerge) node hands a merging node across the shuffle by the keys, in packets:
+ * instead of one shuffled row per group, the producer appends each group's row (keys and states, an UnsafeRow)
+ * to a packet for the shuffle partition Spark would send the row to, and the shuffle moves packets, a row of
+ * `(route, packed_states)` each, where `route` is an integer that Spark's hash partitioning of `route` sends to
+ * that same partition. The merging node reads each packet's rows in place. (Not to be confused with
+ * [[sparkagg.api.StatePacking]], one function's state fields packed into one value.)
+ *
+ * Why: Spark's shuffle costs per row (serialization, a checksum, a length read through a locked stream), and
+ * at a million groups it was half the time of an aggregation (README: Grouped aggregation), none of it
+ * DataFusion's. A packet row costs that once per up to a megabyte of states.
+ *
+ * The merging node's rows are partitioned as the plain exchange's would be, by the same keys into the same
+ * partitions (the producer computes the partition with Spark's own partition expression): the node claims
+ * that hash partitioning, so an operator above it that needs its keys clustered gets no second shuffle.
+ *
+ * `keys` are the exchange's hash expressions over `unpacked`, the producer's rows before packing. Setting
+ * `spark.sparkagg.groups.packets=false` keeps a row per group.
+ */
+final case class StatePackets(keys: Seq[Expression], numPartitions: Int, unpacked: Seq[Attribute], route: Attribute,
+    states: Attribute) {
+  def output: Seq[Attribute] = Seq(route, states)
+
+  /** The merging node's partitioning from its child's (the packets' hash partitioning by `route`, maybe
+   *  coalesced by adaptive execution): the same partitions, by the keys. */
+  def byKeys(packets: Partitioning): Partitioning = packets match {
+    case h: HashPartitioning if byRoute(h) => HashPartitioning(keys, h.numPartitions)
+    case c: CoalescedHashPartitioning if byRoute(c.from) =>
+      c.copy(from = HashPartitioning(keys, c.from.numPartitions))
+    case other => UnknownPartitioning(other.numPartitions)
+  }
+
+  /** The packing with its attributes numbered by position, as Spark canonicalizes a plan's own: two plans
+   *  that pack alike then compare alike, and an exchange of one is reused by the other. */
+  def canonical: StatePackets = {
+    def numbered(a: Attribute, i: Int): Attribute = AttributeReference("none", a.dataType, a.nullable)(ExprId(i))
+    StatePackets(
+      keys.map(QueryPlan.normalizeExpressions(_, unpacked)),
+      numPartitions,
+      unpacked.zipWithIndex.map { case (a, i) => numbered(a, i) },
+      numbered(route, 0),
+      numbered(states, 1)
+    )
+  }
+
+  private def byRoute(h: HashPartitioning): Boolean = h.expressions match {
+    case Seq(a: Attribute) => a.exprId == route.exprId
+    case _ => false
+  }
+}
+
+object StatePackets {
+  val EnabledConf = "spark.sparkagg.groups.packets"
+
+  /** Header of a packet row: its null bits, `route`, and the offset and size of `states`. */
+  private[exec] val Header = 24
+  /** A packet leaves when it holds this much, or less with many partitions: a producer holds at most one
+   *  packet per partition, about 16 MiB in all. */
+  private[exec] def packetBytes(numPartitions: Int): Int =
+    math.max(8 << 10, math.min(1 << 20, (16 << 20) / numPartitions))
+
+  /** For each partition p of n, an integer that Spark's hash partitioning into n partitions sends to p:
+   *  pmod(murmur3(v, seed 42), n) == p, as `HashPartitioning.partitionIdExpression` computes it. */
+  def routes(n: Int): Array[Int] = {
+    val routes = Array.fill(n)(-1)
+    var found = 0
+    var v = 0
+    while (found < n) {
+      val p = Math.floorMod(Murmur3_x86_32.hashInt(v, 42), n)
+      if (routes(p) < 0) { routes(p) = v; found += 1 }
+      v += 1
+    }
+    routes
+  }
+
+  /**
+   * After Spark inserts its exchanges (EnsureRequirements): every merging node over a shuffle of a
+   * producer's rows by the keys gets packets instead. Run as a query stage preparation rule under adaptive
+   * execution and before the columnar transitions without it; a plan with packets does not match again.
+   */
+  object Rule extends Rule[SparkPlan] {
+    override def apply(plan: SparkPlan): SparkPlan =
+      if (!SQLConf.get.getConfString(EnabledConf, "true").toBoolean) plan
+      else plan.transformUp {
+        case merging: GroupedAggregateExec if merging.mode != GroupedMode.Partial && merging.unpacks.isEmpty =>
+          merging.child match {
+            case shuffle: ShuffleExchangeExec if shuffle.shuffleOrigin == ENSURE_REQUIREMENTS =>
+              (shuffle.outputPartitioning, shuffle.child) match {
+                case (h: HashPartitioning, producer: GroupedAggregateExec)
+                    if producer.mode != GroupedMode.Final && producer.packs.isEmpty &&
+                      h.references.subsetOf(producer.outputSet) =>
+                  val packing = StatePackets(
+                    h.expressions,
+                    h.numPartitions,
+                    producer.output,
+                    AttributeReference("route", IntegerType, nullable = false)(),
+                    AttributeReference("packed_states", BinaryType, nullable = false)()
+                  )
+                  val packer = producer.copy(packs = Some(packing))
+                  packer.copyTagsFrom(producer)
+                  val packets =
+                    shuffle.copy(
+                      outputPartitioning = HashPartitioning(Seq(packing.route), h.numPartitions), child = packer)
+                  packets.copyTagsFrom(shuffle)
+                  merging.copy(child = packets, unpacks = Some(packing))
+                case _ => merging
+              }
+            case _ => merging
+          }
+      }
+  }
+
+  /** A merging node's input rows: each packet's rows, read in place (one row object, pointed at each in turn). */
+  def unpack(packets: Iterator[InternalRow], numFields: Int): Iterator[InternalRow] = new Iterator[InternalRow] {
+    private val row = new UnsafeRow(numFields)
+    private var base: AnyRef = _
+    private var at = 0L
+    private var end = 0L
+
+    def hasNext: Boolean = {
+      while (at == end && packets.hasNext) {
+        val packet = packets.next().asInstanceOf[UnsafeRow]
+        val offsetAndSize = packet.getLong(1)
+        base = packet.getBaseObject
+        at = packet.getBaseOffset + (offsetAndSize >>> 32)
+        end = at + offsetAndSize.toInt
+      }
+      at < end
+    }
+
+    def next(): InternalRow = {
+      if (!hasNext) throw new NoSuchElementException("no more rows in the packets")
+      val size = Platform.getLong(base, at).toInt
+      row.pointTo(base, at + 8, size)
+      at += 8 + size
+      row
+    }
+  }
+}
+
+/**
+ * A producer task's packets ([[StatePackets]]): each output row (an UnsafeRow of keys and states) is appended,
+ * as its size and its bytes, to the packet of its partition; a full packet leaves as a row at once, the others
+ * after the task's last rows. A packet is its row's own byte array: the header is written when it leaves.
+ */
+private[exec] final class PacketWriter(packing: StatePackets) {
+  private val n = packing.numPartitions
+  private val partitionOf =
+    UnsafeProjection.create(Seq(HashPartitioning(packing.keys, n).partitionIdExpression), packing.unpacked)
+  private val routes = StatePackets.routes(n)
+  private val limit = StatePackets.packetBytes(n)
+  private val packets = new Array[Array[Byte]](n)
+  private val used = new Array[Int](n)
+
+  /** The rows' packets that fill up; after the last rows (`last`), every packet left. */
+  def pack(rows: Iterator[InternalRow], last: Boolean): Iterator[InternalRow] = new Iterator[InternalRow] {
+    private var ready: InternalRow = null
+    private var flushed = 0
+
+    def hasNext: Boolean = {
+      while (ready == null && rows.hasNext) ready = add(rows.next().asInstanceOf[UnsafeRow])
+      while (last && ready == null && flushed < n) { ready = leave(flushed); flushed += 1 }
+      ready != null
+    }
+
+    def next(): InternalRow = {
+      if (!hasNext) throw new NoSuchElementException("no more packets")
+      val packet = ready
+      ready = null
+      packet
+    }
+  }
+
+  /** Appends a row to its partition's packet; the packet if it was full before the row. */
+  private def add(row: UnsafeRow): InternalRow = {
+    val p = partitionOf(row).getInt(0)
+    val entry = 8 + row.getSizeInBytes
+    val full = if (packets(p) != null && used(p) + entry > limit) leave(p) else null
+    if (packets(p) == null) {
+      packets(p) = new Array[Byte](math.max(StatePackets.Header + entry, math.min(limit, 4096)))
+      used(p) = StatePackets.Header
+    } else if (used(p) + entry > packets(p).length) {
+      packets(p) = java.util.Arrays.copyOf(packets(p), math.max(used(p) + entry, 2 * packets(p).length))
+    }
+    val at = Platform.BYTE_ARRAY_OFFSET + used(p)
+    Platform.putLong(packets(p), at, row.getSizeInBytes.toLong)
+    row.writeToMemory(packets(p), at + 8)
+    used(p) += entry
+    full
+  }
+
+  /** Partition p's packet as a row `(route, states)`, or null if it holds nothing. */
+  private def leave(p: Int): InternalRow = {
+    val bytes = packets(p)
+    if (bytes == null) return null
+    val size = used(p)
+    val at = Platform.BYTE_ARRAY_OFFSET
+    Platform.putLong(bytes, at, 0L)
+    Platform.putLong(bytes, at + 8, routes(p) & 0xffffffffL)
+    Platform.putLong(bytes, at + 16, (StatePackets.Header.toLong << 32) | (size - StatePackets.Header))
+    packets(p) = null
+    val packet = new UnsafeRow(2)
+    packet.pointTo(bytes, at, size)
+    packet
+  }
+}
