@@ -191,7 +191,9 @@ private[exec] final class PacketWriter(packing: StatePackets) {
     val entry = 8 + row.getSizeInBytes
     val full = if (packets(p) != null && used(p) + entry > limit) leave(p) else null
     if (packets(p) == null) {
-      packets(p) = new Array[Byte](math.max(StatePackets.Header + entry, math.min(limit, 4096)))
+      // A sixteenth of the limit to start: a packet doubles at most four times, and a partition that gets few
+      // rows (of many partitions) holds little.
+      packets(p) = new Array[Byte](math.max(StatePackets.Header + entry, limit / 16))
       used(p) = StatePackets.Header
     } else if (used(p) + entry > packets(p).length) {
       packets(p) = java.util.Arrays.copyOf(packets(p), math.max(used(p) + entry, 2 * packets(p).length))

@@ -4,7 +4,7 @@ import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.catalyst.expressions.Literal
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
-import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
+import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExchangeExec}
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.LocalSpark
 
@@ -85,6 +85,20 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
         assert(shuffles(df) == 2, "one shuffle per aggregation, none for the join")
         assert(nodes(df).count(_.unpacks.isDefined) == 2)
       }
+    }
+  }
+
+  test("alike aggregations in packets reuse shuffles as those with a row per group do") {
+    withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1") {
+      val sql = "SELECT a.k, b.k FROM (SELECT k, df_sum(n) total FROM t GROUP BY k) a " +
+        "JOIN (SELECT k, df_sum(n) total FROM t GROUP BY k) b ON a.total = b.total"
+      def run(packets: Boolean): (Int, Int) = withConf(StatePackets.EnabledConf -> packets.toString) {
+        val df = spark.sql(sql)
+        df.collect()
+        (shuffles(df), collect(df.queryExecution.executedPlan) { case r: ReusedExchangeExec => r }.size)
+      }
+      val (packets, plain) = (run(packets = true), run(packets = false))
+      assert(packets == plain && packets._2 >= 1, s"(shuffles, reused) $packets, a row per group $plain")
     }
   }
 
