@@ -45,6 +45,9 @@ object GroupedMode {
  * whole-stage generated code of its child: the child's loop pushes each row into the aggregation, and the
  * groups leave through the stage's output, one row per step (see `doProduce`). Anywhere else, and when
  * Spark does not generate code, the node pulls its input in `doExecute`.
+ *
+ * `packs` and `unpacks` are set by `StatePackets.Rule` on the two sides of a shuffle by the keys: the
+ * producer's groups leave in packets ([[StatePackets]]) and the merging node reads them from the packets.
  */
 case class GroupedAggregateExec(
     mode: GroupedMode,
