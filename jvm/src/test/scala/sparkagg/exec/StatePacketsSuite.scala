@@ -92,13 +92,13 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1") {
       val sql = "SELECT a.k, b.k FROM (SELECT k, df_sum(n) total FROM t GROUP BY k) a " +
         "JOIN (SELECT k, df_sum(n) total FROM t GROUP BY k) b ON a.total = b.total"
-      def run(packets: Boolean): (Int, Int) = withConf(StatePackets.EnabledConf -> packets.toString) {
+      def run(inPackets: Boolean): (Int, Int) = withConf(StatePackets.EnabledConf -> inPackets.toString) {
         val df = spark.sql(sql)
         df.collect()
         (shuffles(df), collect(df.queryExecution.executedPlan) { case r: ReusedExchangeExec => r }.size)
       }
-      val (packets, plain) = (run(packets = true), run(packets = false))
-      assert(packets == plain && packets._2 >= 1, s"(shuffles, reused) $packets, a row per group $plain")
+      val (packed, plain) = (run(inPackets = true), run(inPackets = false))
+      assert(packed == plain && packed._2 >= 1, s"(shuffles, reused) $packed, a row per group $plain")
     }
   }
 
