@@ -5,7 +5,7 @@ leaf down, that belongs to one of the parts below; frames of the JDK, of Spark's
 generated code pass the charge on to their caller. Prints the split, the garbage collection time and the
 methods most often on top.
 
-    .venv/bin/python bench/profile_grouped.py [--rows N] [--repeat R] [--query "df_sum(x)"] [--groups kbig|k]
+    .venv/bin/python bench/profile_grouped.py [--rows N] [--repeat R] [--query "df_sum(x)"] [--groups kbig|k|skey|...]
                                               [--input parquet|cached]
 
 A profile explains a ratio measured elsewhere; it measures no ratio itself and records nothing.
@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import bench_grouped
 import common
 
 # (part, class-name prefixes), tried in this order on each frame.
@@ -59,7 +60,9 @@ def part_of(frames: list[str]) -> str:
 def main() -> None:
     parser = common.arguments(__doc__)
     parser.add_argument("--query", default="df_avg(x)", help="the aggregate call(s) (default df_avg(x))")
-    parser.add_argument("--groups", default="kbig", help="the grouping key: kbig (1M groups) or k (1k)")
+    parser.add_argument("--groups", default="kbig",
+                        help="the grouping key(s), any of bench_grouped.py's columns: kbig (1M groups, the default), "
+                             "k (1k), skey (1M strings), day, ksparse, 'k1, k2'")
     parser.add_argument("--input", default="parquet", choices=["parquet", "cached"])
     args = parser.parse_args()
     # Without DebugNonSafepoints a sample is charged to the nearest safepoint (a loop's header, a call),
@@ -67,8 +70,7 @@ def main() -> None:
     spark = common.session(
         **{"spark.driver.extraJavaOptions": "-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints"})
     folder = Path(tempfile.mkdtemp(prefix="sparkagg-profile-"))
-    spark.sql(f"SELECT id % 1000 AS k, id % 1000000 AS kbig, rand(1) * 100 AS x FROM range({args.rows})") \
-        .write.parquet(str(folder / "input.parquet"))
+    spark.sql(bench_grouped.rows_sql(args.rows)).write.parquet(str(folder / "input.parquet"))
     table = spark.read.parquet(str(folder / "input.parquet"))
     if args.input == "cached":
         table = table.cache()

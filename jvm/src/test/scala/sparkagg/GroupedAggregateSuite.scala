@@ -360,6 +360,11 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     val dir = java.nio.file.Files.createTempDirectory("sparkagg-columnar").toString
     spark.table("t").write.mode("overwrite").parquet(dir)
     spark.read.parquet(dir).createOrReplaceTempView("pq")
+    // Strings without a dictionary (s has 101 values, which Parquet would otherwise encode by one): the
+    // scan's vectors hold them end to end, read in place (VectorBytes).
+    val plainDir = java.nio.file.Files.createTempDirectory("sparkagg-plain").toString
+    spark.table("t").write.mode("overwrite").option("parquet.enable.dictionary", "false").parquet(plainDir)
+    spark.read.parquet(plainDir).createOrReplaceTempView("pq_plain")
     // Spark offers a cached table's batches only when every column of the table is primitive; the node
     // reads them from a table with other columns too (`wide`), when the columns it reads are primitive.
     spark.table("t").select("k", "i", "l", "d", "b", "u").cache().createOrReplaceTempView("cached")
@@ -367,8 +372,15 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     val plain = Seq("df_sum(l)", "df_avg(d)", "df_min(l)", "df_count(i)", "df_array_agg(i)", "df_max(d)",
       "df_bool_and(b)", "df_var_samp(d) FILTER (WHERE b)")
     val queries =
-      Seq("pq" -> plain, "pq" -> calls.map(EveryFunction.sql(_)), "pq" -> plain.map(_.replace("(i)", "(s)")),
-        "cached" -> plain, "wide" -> plain)
+      Seq(
+        "pq" -> plain,
+        "pq" -> calls.map(EveryFunction.sql(_)),
+        "pq" -> plain.map(_.replace("(i)", "(s)")),
+        "pq_plain" -> calls.map(EveryFunction.sql(_)),
+        "pq_plain" -> plain.map(_.replace("(i)", "(s)")),
+        "cached" -> plain,
+        "wide" -> plain
+      )
     for ((table, aggregates) <- queries) {
       val from = s" FROM $table GROUP BY k ORDER BY k"
       val (grouped, typed, nodes) = bothPaths(s"SELECT k, ${aggregates.mkString(", ")}$from")
@@ -378,10 +390,12 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
       assertSame(grouped, typed, "k" +: names, groupValues(Seq("k"), from, ""))
     }
     // One string key, read from the scan's string vector without a projection per row.
-    val byString = " FROM pq GROUP BY s ORDER BY s"
-    val (grouped, typed, nodes) = bothPaths(s"SELECT s, ${plain.mkString(", ")}$byString")
-    assert(nodes.find(_.mode == GroupedMode.Partial).get.columnarInput)
-    assertSame(grouped, typed, "s" +: plain, groupValues(Seq("s"), byString, ""))
+    for (table <- Seq("pq", "pq_plain")) {
+      val byString = s" FROM $table GROUP BY s ORDER BY s"
+      val (grouped, typed, nodes) = bothPaths(s"SELECT s, ${plain.mkString(", ")}$byString")
+      assert(nodes.find(_.mode == GroupedMode.Partial).get.columnarInput)
+      assertSame(grouped, typed, "s" +: plain, groupValues(Seq("s"), byString, ""))
+    }
     spark.catalog.uncacheTable("cached")
     spark.catalog.uncacheTable("wide")
   }

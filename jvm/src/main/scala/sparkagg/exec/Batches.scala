@@ -3,6 +3,7 @@ package sparkagg.exec
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{UnsafeArrayData, UnsafeRow}
 import org.apache.spark.sql.catalyst.util.ArrayData
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 import org.apache.spark.unsafe.Platform
@@ -424,6 +425,29 @@ private[exec] final class ConstantColumn(value: Any, val numRows: Int) extends C
   override def getList(row: Int): ListValues = new ArrayValues(value.asInstanceOf[ArrayData])
   def get(row: Int, dataType: DataType): AnyRef = value.asInstanceOf[AnyRef]
   override def copy(row: Int, dataType: DataType): AnyRef = InternalRow.copyValue(value).asInstanceOf[AnyRef]
+}
+
+private[exec] object VectorColumn {
+  /** A scan's vector as a column: one of strings or binaries that an on-heap vector holds end to end (a
+   *  Parquet scan's without a dictionary) as [[VectorBytes]], any other as a [[VectorColumn]]. */
+  def of(vector: ColumnVector, numRows: Int): Column = vector match {
+    case v: OnHeapColumnVector if !v.hasDictionary && (v.dataType match {
+          case _: StringType | BinaryType => true
+          case _ => false
+        }) => new VectorBytes(v, numRows)
+    case _ => new VectorColumn(vector, numRows)
+  }
+}
+
+/** An on-heap vector of strings or binaries without a dictionary, its values' bytes read where the scan put
+ *  them: one array (its byte child's) for the batch, an offset and a length per row. */
+private[exec] final class VectorBytes(vector: OnHeapColumnVector, val numRows: Int) extends BytesColumn {
+  // The byte child's array itself: getByteBuffer wraps it without a copy.
+  val bytes: Array[Byte] = vector.arrayData().getByteBuffer(0, 0).array()
+  lazy val hasNulls: Boolean = vector.hasNull
+  def isNullAt(row: Int): Boolean = vector.isNullAt(row)
+  def start(row: Int): Int = vector.getArrayOffset(row)
+  def length(row: Int): Int = vector.getArrayLength(row)
 }
 
 /**

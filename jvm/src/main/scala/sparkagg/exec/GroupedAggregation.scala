@@ -207,7 +207,7 @@ private[exec] final class GroupedAggregation(
     groups.finishBatch(n, groupIndices)
     val read = new Array[Column](valueOrdinals.length)
     var i = 0
-    while (i < read.length) { read(i) = new VectorColumn(b.column(valueOrdinals(i)), n); i += 1 }
+    while (i < read.length) { read(i) = VectorColumn.of(b.column(valueOrdinals(i)), n); i += 1 }
     (setup.allColumns(read, n), n)
   }
 
@@ -306,7 +306,10 @@ private[exec] final class GroupedAggregation(
       private var g = 0
       def hasNext: Boolean = g < n
       def next(): InternalRow = {
-        group.key = keys(g)
+        // Stored only when it changes (a key table hands out one row, a RowCopy's): a reference store per row
+        // into an old object is what RowCopy avoids.
+        val key = keys(g)
+        if (key ne group.key) group.key = key
         group.group = g
         g += 1
         group.key match {

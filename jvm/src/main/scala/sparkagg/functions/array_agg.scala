@@ -306,7 +306,7 @@ private final class BytesPool(strings: Boolean) extends ElementPool {
   private def keepBinary(slot: Int, b: Array[Byte]): Unit = keep(slot, b, Platform.BYTE_ARRAY_OFFSET, b.length)
 
   def put(slot: Int, column: Column, row: Int): Unit = column match {
-    case b: BinaryColumn => keep(slot, b.bytes, Platform.BYTE_ARRAY_OFFSET + b.start(row), b.length(row))
+    case b: BytesColumn => keep(slot, b.bytes, Platform.BYTE_ARRAY_OFFSET + b.start(row), b.length(row))
     case _ => if (strings) keepString(slot, column.getUTF8String(row)) else keepBinary(slot, column.getBinary(row))
   }
   def putElement(slot: Int, list: ListValues, j: Int): Unit =

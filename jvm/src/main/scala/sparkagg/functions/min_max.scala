@@ -190,7 +190,7 @@ private[sparkagg] final class BytesMinMaxGroups(dataType: DataType, isMax: Boole
     val f = filter.orNull
     var i = 0
     column match {
-      case b: BinaryColumn => // the operator's batches: the bytes in place
+      case b: BytesColumn => // the bytes in place (the operator's batches, a scan's vector)
         while (i < numRows) {
           if (GroupsAccumulator.keep(f, i) && !b.isNullAt(i))
             offer(groupIndices(i), b.bytes, Platform.BYTE_ARRAY_OFFSET + b.start(i), b.length(i))

@@ -360,7 +360,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
     resize(totalGroups)
     val column = values.column(0)
     val binary = column match {
-      case b: BinaryColumn => b // the operator's batches: the bytes in place
+      case b: BytesColumn => b // the bytes in place (the operator's batches, a scan's vector)
       case _ => null
     }
     val f = filter.orNull

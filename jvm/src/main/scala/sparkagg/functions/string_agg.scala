@@ -6,7 +6,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
-import sparkagg.common.{BinaryColumn, GroupColumns, GroupPool, OneValuePool, OrderKeys, OrderedValueGroups, OrderedValues, Validity}
+import sparkagg.common.{BinaryColumn, BytesColumn, GroupColumns, GroupPool, OneValuePool, OrderKeys, OrderedValueGroups, OrderedValues, Validity}
 
 /**
  * string_agg(x, delimiter) [WITHIN GROUP (ORDER BY key [DESC], ...)]: the non-NULL strings of x joined
@@ -146,15 +146,26 @@ private[sparkagg] final class StringAggGroups(delimiter: Array[Byte]) extends On
   }
 
   protected def updateRow(g: Int, column: Column, i: Int): Unit = if (!column.isNullAt(i)) {
-    val s = column.getUTF8String(i)
-    val n = s.numBytes
-    if (used + n > bytes.length) bytes = java.util.Arrays.copyOf(bytes, math.max(2 * bytes.length, used + n))
-    s.writeToMemory(bytes, Platform.BYTE_ARRAY_OFFSET + used)
+    val n = column match {
+      case b: BytesColumn => // the bytes in place (the operator's batches, a scan's vector)
+        val n = b.length(i)
+        room(n)
+        System.arraycopy(b.bytes, b.start(i), bytes, used, n)
+        n
+      case _ =>
+        val s = column.getUTF8String(i)
+        room(s.numBytes)
+        s.writeToMemory(bytes, Platform.BYTE_ARRAY_OFFSET + used)
+        s.numBytes
+    }
     val slot = slotFor(g)
     starts(slot) = used
     lengths(slot) = n
     used += n
   }
+
+  private def room(n: Int): Unit =
+    if (used + n > bytes.length) bytes = java.util.Arrays.copyOf(bytes, math.max(2 * bytes.length, used + n))
 
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
     updateBatch(states, groupIndices, filter, totalGroups)

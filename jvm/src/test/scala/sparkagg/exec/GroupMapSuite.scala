@@ -160,6 +160,44 @@ class GroupMapSuite extends AnyFunSuite {
     for (g <- 0 until n) assert(a(g).copy() == b(g).copy(), s"group $g")
   }
 
+  test("a vector of strings or binaries without a dictionary is read in place; with one, or of ints, it is not") {
+    val values = Seq(Some("a"), None, Some(""), Some("longer than a word"), None, Some("é"))
+    def vector(t: DataType) = {
+      val v = new OnHeapColumnVector(values.size, t)
+      values.zipWithIndex.foreach {
+        case (Some(s), i) => v.putByteArray(i, s.getBytes("UTF-8"))
+        case (None, i) => v.putNull(i)
+      }
+      v
+    }
+    for (t <- Seq(StringType, BinaryType)) {
+      val column = VectorColumn.of(vector(t), values.size)
+      assert(column.isInstanceOf[VectorBytes], t)
+      values.zipWithIndex.foreach {
+        case (Some(s), i) =>
+          assert(!column.isNullAt(i) && column.getUTF8String(i).toString == s && column.getBinary(i).toSeq ==
+            s.getBytes("UTF-8").toSeq)
+        case (None, i) => assert(column.isNullAt(i))
+      }
+    }
+    val words = Array("x", "yy", "zzz")
+    val coded = new OnHeapColumnVector(4, StringType)
+    coded.setDictionary(
+      new org.apache.spark.sql.execution.vectorized.Dictionary {
+        def decodeToInt(id: Int): Int = throw new UnsupportedOperationException
+        def decodeToLong(id: Int): Long = throw new UnsupportedOperationException
+        def decodeToFloat(id: Int): Float = throw new UnsupportedOperationException
+        def decodeToDouble(id: Int): Double = throw new UnsupportedOperationException
+        def decodeToBinary(id: Int): Array[Byte] = words(id).getBytes("UTF-8")
+      })
+    val ids = coded.reserveDictionaryIds(4)
+    Seq(2, 0, 1, 2).zipWithIndex.foreach { case (id, i) => ids.putInt(i, id) }
+    val decoded = VectorColumn.of(coded, 4)
+    assert(!decoded.isInstanceOf[VectorBytes])
+    assert((0 until 4).map(decoded.getUTF8String(_).toString) == Seq("zzz", "x", "yy", "zzz"))
+    assert(!VectorColumn.of(new OnHeapColumnVector(4, IntegerType), 4).isInstanceOf[VectorBytes])
+  }
+
   test("string and integer keys, one at a time and in batches, through rehashes and an emit") {
     val rnd = new Random(11)
     val project =
