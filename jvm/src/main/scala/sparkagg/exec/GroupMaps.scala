@@ -19,11 +19,10 @@ private[exec] trait KeyRows {
 }
 
 /**
- * One UnsafeRow that is each of many rows in turn, their bytes copied into its own words, where pointing a
- * reused row at each row in place stores a reference per row into an object that soon lives in the old
- * generation (a store the collector's card marking watches). In a profile of a 1M-group string key the
- * pointing was 6-8% of the samples; in one interleaved run (two JVMs of each build) the copy took 0.83-0.88
- * times the CPU time of the pointing.
+ * One UnsafeRow that is each of many rows in turn, their bytes copied into its own words, rather than a
+ * reused row pointed at each row where it lies. In a profile of a 1M-group string key the pointing was 6-8%
+ * of the samples (a reference store per row, perhaps the collector's card marking once the row is old; not
+ * shown); in one interleaved run (two JVMs of each build) the copy took 0.83-0.88 times its CPU time.
  */
 private[exec] final class RowCopy(numFields: Int) {
   private val row = new UnsafeRow(numFields)

@@ -306,10 +306,7 @@ private[exec] final class GroupedAggregation(
       private var g = 0
       def hasNext: Boolean = g < n
       def next(): InternalRow = {
-        // Stored only when it changes (a key table hands out one row, a RowCopy's): a reference store per row
-        // into an old object is what RowCopy avoids.
-        val key = keys(g)
-        if (key ne group.key) group.key = key
+        group.key = keys(g)
         group.group = g
         g += 1
         group.key match {
