@@ -504,14 +504,31 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
       } else {
         val length = stringSizes(f)
         staged(word) = (tail.toLong << 32) | length
-        if ((length & 7) != 0) staged(at + 1 + tail / 8 + length / 8) = 0L // the padding of the last word
-        Platform.copyMemory(stringBases(f), stringOffsets(f), staged, start + tail, length)
+        stageBytes(stringBases(f), stringOffsets(f), length, at + 1 + tail / 8)
         tail += (length + 7) & ~7
       }
       f += 1
     }
     staged(at + 1) = nullBits
     stagedHash(i) = RowKeyMap.hash(staged, start, bytes)
+  }
+
+  /** `length` bytes at `offset` of `base` into the staged words from word `first`, the last one's padding
+   *  zeroed. A key's string is a few words: copied word by word and then byte by byte, not by
+   *  Platform.copyMemory, whose checks and call cost more than that (1.4% and 1.4% of the samples of
+   *  df_min(s) by a Parquet string key). */
+  private def stageBytes(base: AnyRef, offset: Long, length: Int, first: Int): Unit = {
+    val whole = length >>> 3
+    var w = 0
+    while (w < whole) { staged(first + w) = Platform.getLong(base, offset + 8L * w); w += 1 }
+    if ((length & 7) != 0) {
+      staged(first + whole) = 0L
+      val to = Platform.LONG_ARRAY_OFFSET + 8L * (first + whole)
+      var b = 0
+      while (b < (length & 7)) {
+        Platform.putByte(staged, to + b, Platform.getByte(base, offset + 8L * whole + b)); b += 1
+      }
+    }
   }
 
   /** Room for row `i`'s key of `bytes` in the batch's arena, after a header word holding `bytes`: the

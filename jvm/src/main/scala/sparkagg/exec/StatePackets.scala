@@ -69,9 +69,11 @@ object StatePackets {
   /** Header of a packet row: its null bits, `route`, and the offset and size of `states`. */
   private[exec] val Header = 24
   /** A packet leaves when it holds this much, or less with many partitions: a producer holds at most one
-   *  packet per partition, about 16 MiB in all. */
+   *  packet per partition, about 16 MiB in all. At most 1 MiB less 1 KiB: under half a G1 region of 2 MiB
+   *  (the region of heaps from 4 GB), so that a packet is not a humongous object, which takes a region of
+   *  its own and is allocated outside the young generation. */
   private[exec] def packetBytes(numPartitions: Int): Int =
-    math.max(8 << 10, math.min(1 << 20, (16 << 20) / numPartitions))
+    math.max(8 << 10, math.min((1 << 20) - (1 << 10), (16 << 20) / numPartitions))
 
   /** For each partition p of n, an integer that Spark's hash partitioning into n partitions sends to p:
    *  pmod(murmur3(v, seed 42), n) == p, as `HashPartitioning.partitionIdExpression` computes it. */
@@ -192,11 +194,12 @@ private[exec] final class PacketWriter(packing: StatePackets) {
     val full = if (packets(p) != null && used(p) + entry > limit) leave(p) else null
     if (packets(p) == null) {
       // A sixteenth of the limit to start: a packet doubles at most four times, and a partition that gets few
-      // rows (of many partitions) holds little.
-      packets(p) = new Array[Byte](math.max(StatePackets.Header + entry, limit / 16))
+      // rows (of many partitions) holds little. Once one of its packets has filled up, the next starts whole.
+      packets(p) = new Array[Byte](math.max(StatePackets.Header + entry, if (full != null) limit else limit / 16))
       used(p) = StatePackets.Header
     } else if (used(p) + entry > packets(p).length) {
-      packets(p) = java.util.Arrays.copyOf(packets(p), math.max(used(p) + entry, 2 * packets(p).length))
+      packets(p) =
+        java.util.Arrays.copyOf(packets(p), math.max(used(p) + entry, math.min(2 * packets(p).length, limit)))
     }
     val at = Platform.BYTE_ARRAY_OFFSET + used(p)
     Platform.putLong(packets(p), at, row.getSizeInBytes.toLong)

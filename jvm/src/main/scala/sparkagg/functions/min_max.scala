@@ -229,7 +229,11 @@ private[sparkagg] final class BytesMinMaxGroups(dataType: DataType, isMax: Boole
         start.array(g) = used
         used += n
       }
-      Platform.copyMemory(base, offset, arena, Platform.BYTE_ARRAY_OFFSET + start.array(g), n)
+      base match { // a value of a few bytes: System.arraycopy's intrinsic, not copyMemory's checks and call
+        case bytes: Array[Byte] =>
+          System.arraycopy(bytes, (offset - Platform.BYTE_ARRAY_OFFSET).toInt, arena, start.array(g), n)
+        case _ => Platform.copyMemory(base, offset, arena, Platform.BYTE_ARRAY_OFFSET + start.array(g), n)
+      }
       length.array(g) = n
     }
   }
