@@ -3,6 +3,7 @@ package sparkagg.common
 import java.math.BigInteger
 
 import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
 
@@ -217,6 +218,16 @@ abstract class BytesColumn extends Column {
     if (isNullAt(row)) null
     else if (dataType.isInstanceOf[StringType]) UTF8String.fromBytes(getBinary(row))
     else getBinary(row)
+}
+
+object BytesColumn {
+  /** Copies `n` bytes at `offset` of `base` (a byte array, or off-heap memory when null) into `to` from
+   *  `at`: a value of a few bytes in an array by System.arraycopy, an intrinsic, rather than
+   *  Platform.copyMemory, whose checks and call cost more than such a copy. */
+  def copyInto(base: AnyRef, offset: Long, n: Int, to: Array[Byte], at: Int): Unit = base match {
+    case bytes: Array[Byte] => System.arraycopy(bytes, (offset - Platform.BYTE_ARRAY_OFFSET).toInt, to, at, n)
+    case _ => Platform.copyMemory(base, offset, to, Platform.BYTE_ARRAY_OFFSET + at, n)
+  }
 }
 
 /**

@@ -245,7 +245,7 @@ private final class BytesListBuilder(ordinal: Int, elementType: DataType, capaci
   /** The next element: `size` bytes of `base` at `offset`. */
   private def element(base: AnyRef, offset: Long, size: Int): Unit = {
     roomForBytes(size)
-    Platform.copyMemory(base, offset, bytes, Platform.BYTE_ARRAY_OFFSET + used, size)
+    BytesColumn.copyInto(base, offset, size, bytes, used)
     starts(length + 1) = used + size
     length += 1
   }

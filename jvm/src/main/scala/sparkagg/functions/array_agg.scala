@@ -297,7 +297,7 @@ private final class BytesPool(strings: Boolean) extends ElementPool {
 
   private def keep(slot: Int, base: AnyRef, offset: Long, n: Int): Unit = {
     if (used + n > arena.length) arena = java.util.Arrays.copyOf(arena, math.max(2 * arena.length, used + n))
-    Platform.copyMemory(base, offset, arena, Platform.BYTE_ARRAY_OFFSET + used, n)
+    BytesColumn.copyInto(base, offset, n, arena, used)
     start(slot) = used
     length(slot) = n
     used += n

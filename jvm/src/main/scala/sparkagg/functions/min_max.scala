@@ -229,11 +229,7 @@ private[sparkagg] final class BytesMinMaxGroups(dataType: DataType, isMax: Boole
         start.array(g) = used
         used += n
       }
-      base match { // a value of a few bytes: System.arraycopy's intrinsic, not copyMemory's checks and call
-        case bytes: Array[Byte] =>
-          System.arraycopy(bytes, (offset - Platform.BYTE_ARRAY_OFFSET).toInt, arena, start.array(g), n)
-        case _ => Platform.copyMemory(base, offset, arena, Platform.BYTE_ARRAY_OFFSET + start.array(g), n)
-      }
+      BytesColumn.copyInto(base, offset, n, arena, start.array(g))
       length.array(g) = n
     }
   }

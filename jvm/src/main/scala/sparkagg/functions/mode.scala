@@ -243,7 +243,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
       slot = segments(at + s)
     }
     if (used + length > arena.length) arena = Arrays.copyOf(arena, math.max(2 * arena.length, used + length))
-    Platform.copyMemory(base, offset, arena, Platform.BYTE_ARRAY_OFFSET + used, length)
+    BytesColumn.copyInto(base, offset, length, arena, used)
     val p = newPair(g, n)
     pairValue(p) = (used.toLong << 32) | length
     used += length
