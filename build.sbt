@@ -88,7 +88,9 @@ def sparkLine(line: SparkLine): Project =
         "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
         "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
         "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
-        "-Djdk.reflect.useDirectMethodHandle=false"
+        "-Djdk.reflect.useDirectMethodHandle=false",
+        // common/LargeArrays.scala: recycle nearly every array the operator lets go of, scribbled over.
+        "-Dsparkagg.test.recycleAll=true"
       ),
       Test / parallelExecution := false,
       // Each test's duration in the log, to see where the suite's time goes.

@@ -33,7 +33,7 @@ abstract class GroupPool {
   /** A slot for the next value of group g (the values' arrays grown first when the pool is full). */
   protected final def slotFor(g: Int): Int = {
     if (pooled == owner.length) {
-      owner = Arrays.copyOf(owner, 2 * pooled)
+      owner = LargeArrays.copyOf(owner, 2 * pooled)
       growSlots(2 * pooled)
     }
     owner(pooled) = g
@@ -59,6 +59,7 @@ abstract class GroupPool {
     }
     val out = use(new GroupPool.Emitted(slots, offsets, counts))
     if (perGroup.length == 0) {
+      LargeArrays.release(owner)
       owner = new Array[Int](GroupPool.Initial)
       resetSlots(GroupPool.Initial)
       pooled = 0

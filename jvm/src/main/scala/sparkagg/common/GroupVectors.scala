@@ -13,6 +13,8 @@ import sparkagg.api.EmitTo
  */
 sealed abstract class GroupVector[A <: AnyRef](bytesPerGroup: Int) {
   protected def newArray(n: Int): A
+  /** An array of length n for growth, recycled if one is free; `fill` sets its groups before use. */
+  protected def takeArray(n: Int): A = newArray(n)
   protected def fill(a: A, from: Int, until: Int): Unit
 
   private var data: A = newArray(16)
@@ -25,8 +27,9 @@ sealed abstract class GroupVector[A <: AnyRef](bytesPerGroup: Int) {
   def resize(totalGroups: Int): Unit = if (totalGroups > len) {
     if (totalGroups > capacity) {
       capacity = GroupVectors.grow(capacity, totalGroups)
-      val grown = newArray(capacity)
+      val grown = takeArray(capacity)
       System.arraycopy(data, 0, grown, 0, len)
+      LargeArrays.release(data)
       data = grown
     }
     fill(data, len, totalGroups)
@@ -34,13 +37,18 @@ sealed abstract class GroupVector[A <: AnyRef](bytesPerGroup: Int) {
   }
 
   def emit(emit: EmitTo): A = {
+    val out = newArray(emit.count(len))
+    System.arraycopy(data, 0, out, 0, emit.count(len))
+    drop(emit)
+    out
+  }
+
+  /** `emit` for groups whose values were read already: nothing is copied out. */
+  def drop(emit: EmitTo): Unit = {
     val n = emit.count(len)
-    val out = newArray(n)
-    System.arraycopy(data, 0, out, 0, n)
-    if (n == len) { data = newArray(16); capacity = 16 }
+    if (n == len) { LargeArrays.release(data); data = newArray(16); capacity = 16 }
     else System.arraycopy(data, n, data, 0, len - n)
     len -= n
-    out
   }
 
   def size: Long = 16L + bytesPerGroup.toLong * capacity
@@ -48,18 +56,21 @@ sealed abstract class GroupVector[A <: AnyRef](bytesPerGroup: Int) {
 
 final class LongVector(initial: Long = 0L) extends GroupVector[Array[Long]](8) {
   protected def newArray(n: Int): Array[Long] = new Array[Long](n)
+  override protected def takeArray(n: Int): Array[Long] = LargeArrays.longs(n)
   protected def fill(a: Array[Long], from: Int, until: Int): Unit = Arrays.fill(a, from, until, initial)
   def apply(g: Int): Long = array(g)
 }
 
 final class IntVector(initial: Int = 0) extends GroupVector[Array[Int]](4) {
   protected def newArray(n: Int): Array[Int] = new Array[Int](n)
+  override protected def takeArray(n: Int): Array[Int] = LargeArrays.ints(n)
   protected def fill(a: Array[Int], from: Int, until: Int): Unit = Arrays.fill(a, from, until, initial)
   def apply(g: Int): Int = array(g)
 }
 
 final class DoubleVector(initial: Double = 0.0) extends GroupVector[Array[Double]](8) {
   protected def newArray(n: Int): Array[Double] = new Array[Double](n)
+  override protected def takeArray(n: Int): Array[Double] = LargeArrays.doubles(n)
   protected def fill(a: Array[Double], from: Int, until: Int): Unit = Arrays.fill(a, from, until, initial)
   def apply(g: Int): Double = array(g)
 }
@@ -74,6 +85,7 @@ final class ObjectVector extends GroupVector[Array[Any]](8) {
 
 final class ByteVector(initial: Byte = 0) extends GroupVector[Array[Byte]](1) {
   protected def newArray(n: Int): Array[Byte] = new Array[Byte](n)
+  override protected def takeArray(n: Int): Array[Byte] = LargeArrays.bytes(n)
   protected def fill(a: Array[Byte], from: Int, until: Int): Unit = Arrays.fill(a, from, until, initial)
   def apply(g: Int): Byte = array(g)
 }

@@ -64,9 +64,9 @@ private[sparkagg] final class TDigestGroups(fraction: Double, maxSize: Int, retu
     else {
       if (pooled == poolNext.length) {
         val grown = 2 * pooled
-        poolValues = java.util.Arrays.copyOf(poolValues, grown)
-        if (weighted) poolWeights = java.util.Arrays.copyOf(poolWeights, grown)
-        poolNext = java.util.Arrays.copyOf(poolNext, grown)
+        poolValues = LargeArrays.copyOf(poolValues, grown)
+        if (weighted) poolWeights = LargeArrays.copyOf(poolWeights, grown)
+        poolNext = LargeArrays.copyOf(poolNext, grown)
       }
       pooled += 1
       pooled - 1
@@ -157,12 +157,12 @@ private[sparkagg] final class TDigestGroups(fraction: Double, maxSize: Int, retu
   private def makeRoom(n: Int): Unit = {
     if (2 * live >= used) {
       val capacity = math.max(2 * means.length, used + n)
-      means = java.util.Arrays.copyOf(means, capacity)
-      weights = java.util.Arrays.copyOf(weights, capacity)
+      means = LargeArrays.copyOf(means, capacity)
+      weights = LargeArrays.copyOf(weights, capacity)
       return
     }
     val capacity = math.max(means.length, 2 * (live + n))
-    val (m, w) = (new Array[Double](capacity), new Array[Double](capacity))
+    val (m, w) = (LargeArrays.zeroDoubles(capacity), LargeArrays.zeroDoubles(capacity))
     var at = 0
     var g = 0
     while (g < starts.length) {
@@ -173,6 +173,8 @@ private[sparkagg] final class TDigestGroups(fraction: Double, maxSize: Int, retu
       at += length
       g += 1
     }
+    LargeArrays.release(means)
+    LargeArrays.release(weights)
     means = m
     weights = w
     used = at
@@ -253,10 +255,11 @@ private[sparkagg] final class TDigestGroups(fraction: Double, maxSize: Int, retu
     val n = emit.count(starts.length)
     var g = 0
     while (g < n) { live -= lengths.array(g); g += 1 }
-    Seq(sizes, starts, lengths, heads, rows).foreach(_.emit(emit))
-    Seq(sums, maxs, mins).foreach(_.emit(emit))
-    counts.emit(emit)
+    Seq(sizes, starts, lengths, heads, rows).foreach(_.drop(emit))
+    Seq(sums, maxs, mins).foreach(_.drop(emit))
+    counts.drop(emit)
     if (starts.length == 0) {
+      Seq(means, weights, poolValues, poolWeights, poolNext).foreach(LargeArrays.release)
       means = new Array[Double](TDigestGroups.Initial)
       weights = new Array[Double](TDigestGroups.Initial)
       used = 0

@@ -10,12 +10,14 @@ import org.apache.spark.unsafe.array.ByteArrayMethods
 import org.apache.spark.sql.vectorized.ColumnarBatch
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api.EmitTo
-import sparkagg.common.{BytesColumn, GroupVectors}
+import sparkagg.common.{BytesColumn, GroupVectors, LargeArrays}
 
 /** The emitted groups' keys, by group index. Not an `Int => InternalRow`: a call of that boxes its index,
  *  and those boxes were a tenth of the executor's samples when emitting 1M groups. */
 private[exec] trait KeyRows {
   def apply(group: Int): InternalRow
+  /** Called once when no key will be asked for again: the arrays behind the keys may be recycled. */
+  def release(): Unit = ()
 }
 
 /**
@@ -91,6 +93,9 @@ private[exec] object RowKeyMap {
       val i = arena.indexOnPage(at)
       key.load(page, Platform.LONG_ARRAY_OFFSET + 8L * (i + 1), (page(i) >>> 32).toInt)
     }
+
+    // Each key is copied out (the RowCopy), so no row handed on points into the arena.
+    override def release(): Unit = { arena.release(); LargeArrays.release(headers) }
   }
 
   /** Keys looked up per touch pass in [[RowKeyMap.finishBatch]] (cached string key, 1M groups: 32 to 256
@@ -271,8 +276,9 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
     // twice the groups, so that keys at the limit's spacing do not widen the array at every new key.
     val length = math.min(math.max(span.toLong, 2L * direct.length), LongKeyMap.denseLimit(2 * expected.toLong)).toInt
     val start = if (key < low) to - length + 1 else from
-    val widened = new Array[Int](length)
+    val widened = LargeArrays.zeroInts(length)
     System.arraycopy(direct, first, widened, (low + first - start).toInt, last - first + 1)
+    LargeArrays.release(direct)
     direct = widened
     low = start
   }
@@ -280,12 +286,13 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
   /** The keys seen so far into the hash table, which takes every key from now on. */
   private def hash(): Unit = {
     mask = Integer.highestOneBit(math.max(1024, 4 * count)) - 1
-    slots = new Array[Long](2 * (mask + 1))
+    slots = LargeArrays.zeroLongs(2 * (mask + 1))
     var i = 0
     while (i < direct.length) {
       if (direct(i) != 0) insert(low + i, direct(i))
       i += 1
     }
+    LargeArrays.release(direct)
     direct = null
   }
 
@@ -313,12 +320,13 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
   private def rehash(): Unit = {
     val old = slots
     mask = mask * 2 + 1
-    slots = new Array[Long](2 * (mask + 1))
+    slots = LargeArrays.zeroLongs(2 * (mask + 1))
     var i = 0
     while (i < old.length) {
       if (old(i + 1) != 0) insert(old(i), old(i + 1))
       i += 2
     }
+    LargeArrays.release(old)
   }
 
   def emit(emit: EmitTo): KeyRows = {
@@ -332,6 +340,8 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
     val nulls = nullGroup
     nullGroup = -1
     count = 0
+    LargeArrays.release(direct)
+    LargeArrays.release(slots)
     direct = new Array[Int](LongKeyMap.InitialDense)
     slots = null
     val row = new SpecificInternalRow(Seq(keyType))
@@ -604,7 +614,12 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
 
   private def insert(s: Int, tag: Long, base: AnyRef, offset: Long, bytes: Int): Int = {
     val g = count
-    if (g == headers.length) headers = Arrays.copyOf(headers, GroupVectors.grow(headers.length, g + 1))
+    if (g == headers.length) {
+      val grown = LargeArrays.ints(GroupVectors.grow(headers.length, g + 1))
+      System.arraycopy(headers, 0, grown, 0, g)
+      LargeArrays.release(headers)
+      headers = grown
+    }
     val at = arena.allocate(bytes / 8 + 1)
     val page = arena.page(at)
     val i = arena.indexOnPage(at)
@@ -620,7 +635,7 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
   private def rehash(): Unit = {
     val old = slots
     mask = mask * 2 + 1
-    slots = new Array[Long](mask + 1)
+    slots = LargeArrays.zeroLongs(mask + 1)
     var i = 0
     while (i < old.length) {
       if (old(i) != 0) {
@@ -630,6 +645,7 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
       }
       i += 1
     }
+    LargeArrays.release(old)
   }
 
   def emit(emit: EmitTo): KeyRows = {
@@ -639,6 +655,7 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
     headers = new Array[Int](16)
     count = 0
     mask = 1023
+    LargeArrays.release(slots)
     slots = new Array[Long](mask + 1)
     keys
   }
@@ -665,7 +682,7 @@ private[exec] final class WordArena {
     var at = used.toLong
     while (at + words > start(p + 1)) { p += 1; at = start(p) }
     if (at + words > Limit) throw new IllegalStateException("group keys past 16 GB")
-    if (pages(p) == null) { pages(p) = new Array[Long](First << p); held += First.toLong << p }
+    if (pages(p) == null) { pages(p) = LargeArrays.longs(First << p); held += First.toLong << p }
     used = (at + words).toInt
     at.toInt
   }
@@ -676,6 +693,9 @@ private[exec] final class WordArena {
 
   /** Bytes of the pages made. */
   def size: Long = 8L * held
+
+  /** Gives the pages to [[LargeArrays]]; the arena is empty and unusable after. */
+  def release(): Unit = for (p <- pages.indices) { LargeArrays.release(pages(p)); pages(p) = null }
 }
 
 private[exec] object WordArena {

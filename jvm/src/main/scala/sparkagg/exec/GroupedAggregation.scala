@@ -304,7 +304,11 @@ private[exec] final class GroupedAggregation(
     val keysOnly = setup.emitsStates && columns.isEmpty
     val rows = new Iterator[InternalRow] {
       private var g = 0
-      def hasNext: Boolean = g < n
+      private var released = false
+      def hasNext: Boolean = g < n || {
+        if (!released) { keys.release(); released = true }
+        false
+      }
       def next(): InternalRow = {
         group.key = keys(g)
         group.group = g
@@ -356,6 +360,7 @@ private[exec] final class GroupedAggregation(
       run.insertKV(keyToUnsafe(keys(g)), stateToUnsafe(group))
       g += 1
     }
+    keys.release()
     // Merging moves the run to disk (the first run too, into an empty sorter), so spilled groups leave
     // the memory to the groups still to come: fewer, larger runs, each read back through its own buffers.
     if (spilled == null) spilled = newSorter()

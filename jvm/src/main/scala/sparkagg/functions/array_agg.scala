@@ -109,7 +109,7 @@ private[sparkagg] final class ArrayAggGroups(elementType: DataType) extends List
   private val elements = ElementPool(elementType)
 
   protected def growSlots(capacity: Int): Unit = {
-    present = java.util.Arrays.copyOf(present, Validity.words(capacity))
+    present = LargeArrays.copyOf(present, Validity.words(capacity))
     elements.grow(capacity)
   }
 
@@ -126,6 +126,7 @@ private[sparkagg] final class ArrayAggGroups(elementType: DataType) extends List
   }
 
   protected def resetSlots(capacity: Int): Unit = {
+    LargeArrays.release(present)
     present = new Array[Long](Validity.words(capacity))
     elements.reset(capacity)
   }
@@ -231,8 +232,8 @@ private object ElementPool {
 /** bigint or double (`doubles`) elements in one long array, doubles by their bits: no boxing. */
 private final class PrimitivePool(doubles: Boolean) extends ListByListPool {
   private var values = new Array[Long](GroupPool.Initial)
-  def grow(capacity: Int): Unit = values = java.util.Arrays.copyOf(values, capacity)
-  def reset(capacity: Int): Unit = values = new Array[Long](capacity)
+  def grow(capacity: Int): Unit = values = LargeArrays.copyOf(values, capacity)
+  def reset(capacity: Int): Unit = { LargeArrays.release(values); values = new Array[Long](capacity) }
   def put(slot: Int, column: Column, row: Int): Unit =
     values(slot) = if (doubles) java.lang.Double.doubleToRawLongBits(column.getDouble(row)) else column.getLong(row)
   def putElement(slot: Int, list: ListValues, j: Int): Unit =
@@ -285,10 +286,11 @@ private final class BytesPool(strings: Boolean) extends ElementPool {
   private var used = 0
 
   def grow(capacity: Int): Unit = {
-    start = java.util.Arrays.copyOf(start, capacity)
-    length = java.util.Arrays.copyOf(length, capacity)
+    start = LargeArrays.copyOf(start, capacity)
+    length = LargeArrays.copyOf(length, capacity)
   }
   def reset(capacity: Int): Unit = {
+    Seq(start, length).foreach(LargeArrays.release)
     start = new Array[Int](capacity)
     length = new Array[Int](capacity)
     arena = new Array[Byte](8 * GroupPool.Initial)

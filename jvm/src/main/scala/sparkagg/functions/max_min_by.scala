@@ -164,7 +164,7 @@ final class ExtremeByGroups(x: PrimitiveBits, y: PrimitiveBits, largest: Boolean
     }
   }
 
-  def evaluate(emit: EmitTo): Column = { chosen.emit(emit); ys.emit(emit); x.column(xs.emit(emit), xValid.emit(emit)) }
+  def evaluate(emit: EmitTo): Column = { chosen.emit(emit); ys.drop(emit); x.column(xs.emit(emit), xValid.emit(emit)) }
 
   def state(emit: EmitTo): Array[Column] = {
     val set = chosen.emit(emit)

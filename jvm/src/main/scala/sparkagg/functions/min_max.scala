@@ -238,12 +238,12 @@ private[sparkagg] final class BytesMinMaxGroups(dataType: DataType, isMax: Boole
   private def room(n: Int): Unit = if (used + n > arena.length) {
     val live = used - abandoned
     if (abandoned >= live) compact(0, math.max(arena.length, 2 * (live + n)))
-    if (used + n > arena.length) arena = java.util.Arrays.copyOf(arena, math.max(2 * arena.length, used + n))
+    if (used + n > arena.length) arena = LargeArrays.copyOf(arena, math.max(2 * arena.length, used + n))
   }
 
   /** Copies the bests of groups `from` onwards, in group order, to the front of a new arena of `capacity`. */
   private def compact(from: Int, capacity: Int): Unit = {
-    val fresh = new Array[Byte](capacity)
+    val fresh = LargeArrays.zeroBytes(capacity)
     var at = 0
     var g = from
     val s = start.array
@@ -252,6 +252,7 @@ private[sparkagg] final class BytesMinMaxGroups(dataType: DataType, isMax: Boole
       if (s(g) >= 0) { System.arraycopy(arena, s(g), fresh, at, l(g)); s(g) = at; at += l(g) }
       g += 1
     }
+    LargeArrays.release(arena)
     arena = fresh
     used = at
     abandoned = 0
@@ -278,10 +279,12 @@ private[sparkagg] final class BytesMinMaxGroups(dataType: DataType, isMax: Boole
     val out = new Array[Byte](offsets(n))
     g = 0
     while (g < n) { if (s(g) >= 0) System.arraycopy(arena, s(g), out, offsets(g), l(g)); g += 1 }
-    if (n == start.length) { arena = new Array[Byte](BytesMinMaxGroups.InitialArena); used = 0; abandoned = 0 }
-    else compact(n, math.max(BytesMinMaxGroups.InitialArena, used - abandoned - offsets(n)))
-    start.emit(emit)
-    length.emit(emit)
+    if (n == start.length) {
+      LargeArrays.release(arena)
+      arena = new Array[Byte](BytesMinMaxGroups.InitialArena); used = 0; abandoned = 0
+    } else compact(n, math.max(BytesMinMaxGroups.InitialArena, used - abandoned - offsets(n)))
+    start.drop(emit)
+    length.drop(emit)
     new BinaryColumn(out, offsets, validity, n)
   }
   def state(emit: EmitTo): Array[Column] = Array(evaluate(emit))

@@ -1,0 +1,99 @@
+package sparkagg.common
+
+import java.lang.ref.WeakReference
+import java.lang.reflect.{Array => JArray}
+import java.util.{ArrayDeque, Arrays, HashMap => JHashMap}
+
+/**
+ * Recycles the large primitive arrays that group vectors and key tables grow through and let go of.
+ *
+ * Why: on G1 an array over half a heap region (1 MiB on the 2 MiB regions of a 4-8 GB heap) is a
+ * humongous object, allocated in whole regions and counted as old generation at once. A task that grew
+ * its vectors and key table to a million groups allocated some 100 MB of them, enough to cross G1's
+ * initiating occupancy on every query and start a concurrent marking cycle, which takes one of a
+ * two-core executor's cores. Spark pools its own heap pages the same way (HeapMemoryAllocator).
+ *
+ * Arrays are kept by type and exact length (the vectors grow by doubling, so lengths repeat), weakly
+ * referenced: the collector may still take any of them. Only an owner that holds the sole reference
+ * may `release` an array.
+ */
+object LargeArrays {
+
+  // The tests (build.sbt) set sparkagg.test.recycleAll: nearly every array is recycled and scribbled
+  // over when released, so that a use after release, or a reader expecting zeros, gives a wrong result.
+  private val recycleAll = java.lang.Boolean.getBoolean("sparkagg.test.recycleAll")
+
+  /** Arrays smaller than this are left to the allocator: no region of any heap holds them alone. */
+  val MinBytes: Long = if (recycleAll) 64L else 256L * 1024
+
+  private val pools = new JHashMap[(Class[_], Int), ArrayDeque[WeakReference[AnyRef]]]
+
+  /** Arrays of length n whose contents are what they last held (for owners that set before reading). */
+  def longs(n: Int): Array[Long] = recycled(classOf[Array[Long]], n, 8, new Array[Long](_))
+  def doubles(n: Int): Array[Double] = recycled(classOf[Array[Double]], n, 8, new Array[Double](_))
+  def ints(n: Int): Array[Int] = recycled(classOf[Array[Int]], n, 4, new Array[Int](_))
+  def bytes(n: Int): Array[Byte] = recycled(classOf[Array[Byte]], n, 1, new Array[Byte](_))
+
+  /** All-zero arrays, as `new` makes them. */
+  def zeroLongs(n: Int): Array[Long] = cleared(longs(n), 0)
+  def zeroInts(n: Int): Array[Int] = cleared(ints(n), 0)
+  def zeroDoubles(n: Int): Array[Double] = cleared(doubles(n), 0)
+  def zeroBytes(n: Int): Array[Byte] = cleared(bytes(n), 0)
+
+  /** `java.util.Arrays.copyOf` for an owner that lets go of `old`: the copy is recycled if one is free,
+   *  `old` is released. */
+  def copyOf(old: Array[Long], n: Int): Array[Long] = moved(old, longs(n))
+  def copyOf(old: Array[Int], n: Int): Array[Int] = moved(old, ints(n))
+  def copyOf(old: Array[Double], n: Int): Array[Double] = moved(old, doubles(n))
+  def copyOf(old: Array[Byte], n: Int): Array[Byte] = moved(old, bytes(n))
+
+  /** Gives back an array that nothing else refers to; small arrays, null and other types are ignored. */
+  def release(array: AnyRef): Unit = {
+    val bytes = array match {
+      case a: Array[Long] => 8L * a.length
+      case a: Array[Double] => 8L * a.length
+      case a: Array[Int] => 4L * a.length
+      case a: Array[Byte] => a.length.toLong
+      case _ => 0L
+    }
+    if (bytes >= MinBytes && recycleAll) scribble(array)
+    if (bytes >= MinBytes) pools.synchronized {
+      pools.computeIfAbsent((array.getClass, JArray.getLength(array)), _ => new ArrayDeque[WeakReference[AnyRef]])
+        .push(new WeakReference[AnyRef](array))
+    }
+  }
+
+  private def recycled[A <: AnyRef](kind: Class[A], n: Int, bytesEach: Int, make: Int => A): A =
+    if (bytesEach.toLong * n < MinBytes) make(n)
+    else pools.synchronized {
+      val pool = pools.get((kind, n))
+      var found: AnyRef = null
+      while (found == null && pool != null && !pool.isEmpty) found = pool.pop().get()
+      if (found == null) make(n) else kind.cast(found)
+    }
+
+  /** `to` with `from`'s elements in front and zeros after them; `from` released. */
+  private def moved[A <: AnyRef](from: A, to: A): A = {
+    val kept = math.min(JArray.getLength(from), JArray.getLength(to))
+    System.arraycopy(from, 0, to, 0, kept)
+    release(from)
+    cleared(to, kept)
+  }
+
+  private def scribble(array: AnyRef): Unit = array match {
+    case a: Array[Long] => Arrays.fill(a, 0x5a5a5a5a5a5a5a5aL)
+    case a: Array[Double] => Arrays.fill(a, -1.2345e300)
+    case a: Array[Int] => Arrays.fill(a, 0x5a5a5a5a)
+    case a: Array[Byte] => Arrays.fill(a, 0x5a.toByte)
+  }
+
+  private def cleared[A <: AnyRef](array: A, from: Int): A = {
+    array match {
+      case a: Array[Long] => Arrays.fill(a, from, a.length, 0L)
+      case a: Array[Double] => Arrays.fill(a, from, a.length, 0.0)
+      case a: Array[Int] => Arrays.fill(a, from, a.length, 0)
+      case a: Array[Byte] => Arrays.fill(a, from, a.length, 0.toByte)
+    }
+    array
+  }
+}

@@ -1,0 +1,85 @@
+package sparkagg.common
+
+import scala.collection.mutable.ArrayBuffer
+import scala.util.Random
+
+import org.scalatest.funsuite.AnyFunSuite
+import sparkagg.api.EmitTo
+
+/** The recycling of large arrays, as the tests run it (build.sbt: arrays of 64 bytes up, scribbled over
+ *  when released). Lengths are odd primes, so that no other suite's arrays are of them. */
+class LargeArraysSuite extends AnyFunSuite {
+
+  test("the tests recycle arrays from 64 bytes up") {
+    assert(LargeArrays.MinBytes == 64L)
+  }
+
+  test("a released array comes back for its own type and length only") {
+    val a = new Array[Long](1009)
+    LargeArrays.release(a)
+    assert(!(LargeArrays.longs(1013) eq a))
+    assert(!(LargeArrays.doubles(1009).asInstanceOf[AnyRef] eq a))
+    assert(LargeArrays.longs(1009) eq a)
+    assert(!(LargeArrays.longs(1009) eq a), "taken once, it is no longer free")
+  }
+
+  test("small arrays, null and object arrays are not kept") {
+    val small = new Array[Long](7)
+    LargeArrays.release(small)
+    LargeArrays.release(null)
+    LargeArrays.release(new Array[AnyRef](1019))
+    assert(!(LargeArrays.longs(7) eq small))
+  }
+
+  test("copyOf keeps the prefix and zeroes the rest of a recycled array; the old one is released") {
+    val dirty = Array.fill(1021)(-7L)
+    LargeArrays.release(dirty)
+    val old = Array.tabulate(509)(i => i.toLong + 1)
+    val grown = LargeArrays.copyOf(old, 1021)
+    assert(grown eq dirty)
+    assert(grown.take(509).toSeq == (1L to 509L))
+    assert(grown.drop(509).forall(_ == 0L))
+    assert(LargeArrays.longs(509) eq old)
+  }
+
+  test("zeroed arrays are zero even when recycled") {
+    LargeArrays.release(Array.fill(1031)(3))
+    assert(LargeArrays.zeroInts(1031).forall(_ == 0))
+    LargeArrays.release(Array.fill(1033)(1.5))
+    assert(LargeArrays.zeroDoubles(1033).forall(_ == 0.0))
+  }
+
+  test("group vectors over recycled arrays hold what a plain buffer holds") {
+    val random = new Random(20261128)
+    val vectors = Seq.fill(3)(new LongVector(initial = 11L))
+    val models = Seq.fill(3)(ArrayBuffer.empty[Long])
+    for (_ <- 1 to 400) {
+      val k = random.nextInt(3)
+      val (vector, model) = (vectors(k), models(k))
+      random.nextInt(10) match {
+        case 0 if model.nonEmpty =>
+          val n = 1 + random.nextInt(model.length)
+          val emit = if (n == model.length) EmitTo.All else EmitTo.First(n)
+          assert(vector.emit(emit).toSeq == model.take(n))
+          model.remove(0, n)
+        case 1 if model.nonEmpty =>
+          val n = 1 + random.nextInt(model.length)
+          vector.drop(if (n == model.length) EmitTo.All else EmitTo.First(n))
+          model.remove(0, n)
+        case _ =>
+          val total = model.length + random.nextInt(300)
+          vector.resize(total)
+          while (model.length < total) model += 11L
+          val array = vector.array
+          for (_ <- 1 to 20 if total > 0) {
+            val g = random.nextInt(total)
+            val v = random.nextLong()
+            array(g) = v
+            model(g) = v
+          }
+      }
+      assert(vector.length == model.length)
+      assert(vector.array.take(model.length).toSeq == model)
+    }
+  }
+}
