@@ -37,8 +37,9 @@ sealed abstract class GroupVector[A <: AnyRef](bytesPerGroup: Int) {
   }
 
   def emit(emit: EmitTo): A = {
-    val out = newArray(emit.count(len))
-    System.arraycopy(data, 0, out, 0, emit.count(len))
+    val n = emit.count(len)
+    val out = newArray(n)
+    System.arraycopy(data, 0, out, 0, n)
     drop(emit)
     out
   }

@@ -614,12 +614,7 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
 
   private def insert(s: Int, tag: Long, base: AnyRef, offset: Long, bytes: Int): Int = {
     val g = count
-    if (g == headers.length) {
-      val grown = LargeArrays.ints(GroupVectors.grow(headers.length, g + 1))
-      System.arraycopy(headers, 0, grown, 0, g)
-      LargeArrays.release(headers)
-      headers = grown
-    }
+    if (g == headers.length) headers = LargeArrays.copyOf(headers, GroupVectors.grow(headers.length, g + 1))
     val at = arena.allocate(bytes / 8 + 1)
     val page = arena.page(at)
     val i = arena.indexOnPage(at)
