@@ -36,9 +36,10 @@ sealed abstract class GroupVector[A <: AnyRef](bytesPerGroup: Int) {
     len = totalGroups
   }
 
+  /** The emitted groups' values, in an array of their exact length lent to the open loan ([[LargeArrays.lend]]). */
   def emit(emit: EmitTo): A = {
     val n = emit.count(len)
-    val out = newArray(n)
+    val out = LargeArrays.lend(takeArray(n))
     System.arraycopy(data, 0, out, 0, n)
     drop(emit)
     out

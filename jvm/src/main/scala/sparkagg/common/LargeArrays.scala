@@ -2,7 +2,7 @@ package sparkagg.common
 
 import java.lang.ref.WeakReference
 import java.lang.reflect.{Array => JArray}
-import java.util.{ArrayDeque, Arrays, HashMap => JHashMap}
+import java.util.{ArrayDeque, ArrayList, Arrays, HashMap => JHashMap}
 
 /**
  * Recycles the large primitive arrays that group vectors and key tables grow through and let go of.
@@ -16,6 +16,10 @@ import java.util.{ArrayDeque, Arrays, HashMap => JHashMap}
  * Arrays are kept by type and exact length (the vectors grow by doubling, so lengths repeat), weakly
  * referenced: the collector may still take any of them. Only an owner that holds the sole reference
  * may `release` an array.
+ *
+ * Emitted groups' arrays (exact copies, read lazily as their rows are made) are `lend`t under a [[Loan]]
+ * that the grouped operator opens around an emission and repays once every emitted row has been read:
+ * a query of the same shape then emits into the same arrays again.
  */
 object LargeArrays {
 
@@ -48,21 +52,49 @@ object LargeArrays {
   def copyOf(old: Array[Byte], n: Int): Array[Byte] = moved(old, bytes(n))
 
   /** Gives back an array that nothing else refers to; small arrays, null and other types are ignored. */
-  def release(array: AnyRef): Unit = {
-    val bytes = array match {
-      case a: Array[Long] => 8L * a.length
-      case a: Array[Double] => 8L * a.length
-      case a: Array[Int] => 4L * a.length
-      case a: Array[Byte] => a.length.toLong
-      case _ => 0L
-    }
-    if (bytes >= MinBytes) {
-      if (recycleAll) scribble(array)
-      pools.synchronized {
+  def release(array: AnyRef): Unit = if (recyclable(array)) {
+    if (recycleAll) scribble(array)
+    pools.synchronized {
+      val pool =
         pools.computeIfAbsent((array.getClass, JArray.getLength(array)), _ => new ArrayDeque[WeakReference[AnyRef]])
-          .push(new WeakReference[AnyRef](array))
-      }
+      // An array given back twice would go to two owners.
+      if (pool.stream().anyMatch(_.get() eq array)) {
+        if (recycleAll) throw new IllegalStateException("an array was given back twice")
+      } else pool.push(new WeakReference[AnyRef](array))
     }
+  }
+
+  private def recyclable(array: AnyRef): Boolean = (array match {
+    case a: Array[Long] => 8L * a.length
+    case a: Array[Double] => 8L * a.length
+    case a: Array[Int] => 4L * a.length
+    case a: Array[Byte] => a.length.toLong
+    case _ => 0L
+  }) >= MinBytes
+
+  /** The arrays lent with one emission, given back together by `repay` once nothing reads them. */
+  final class Loan {
+    private val lent = new ArrayList[AnyRef]
+    private[LargeArrays] def add(array: AnyRef): Unit = lent.add(array)
+    def repay(): Unit = { lent.forEach(release(_)); lent.clear() }
+  }
+
+  private val open = new ThreadLocal[Loan]
+
+  /** Runs `body` (an emission, on this thread) with `loan` open: the arrays it lends join the loan. */
+  def lending[T](loan: Loan)(body: => T): T = {
+    val outer = open.get
+    open.set(loan)
+    try body
+    finally open.set(outer)
+  }
+
+  /** An array handed out with emitted groups and referred to only by what reads them: it joins the open
+   *  loan, if any, or is left to the collector. */
+  def lend[A <: AnyRef](array: A): A = {
+    val loan = open.get
+    if (loan != null && recyclable(array)) loan.add(array)
+    array
   }
 
   private def recycled[A <: AnyRef](kind: Class[A], n: Int, bytesEach: Int, make: Int => A): A =

@@ -332,7 +332,8 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
   def emit(emit: EmitTo): KeyRows = {
     GroupMap.emitAllOnly(emit, "the hash table")
     // Each group's key, read back from where it is kept (a key array in group order would cost a store per new group).
-    val emitted = new Array[Long](count)
+    // Every group's entry is written but the NULL group's, which is never read.
+    val emitted = LargeArrays.lend(LargeArrays.longs(count))
     var i = 0
     if (slots != null)
       while (i < slots.length) { if (slots(i + 1) != 0) emitted((slots(i + 1) - 1).toInt) = slots(i); i += 2 }

@@ -12,6 +12,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.ColumnarBatch
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
+import sparkagg.common.LargeArrays
 
 /** The settings of the grouped path, read from the session when a query runs (see [[GroupedAggregateStrategy]]). */
 final case class GroupedSettings(batchSize: Int, skipPartialRows: Long, skipPartialRatio: Double)
@@ -269,20 +270,26 @@ private[exec] final class GroupedAggregation(
     catchUp()
     val n = emitTo.count(groups.numGroups)
     metrics("numGroups") += n
-    val columns: Array[Column] =
-      if (setup.emitsStates)
-        functions.flatMap(j => setup.calls(j).exchanged(guard(j)(accumulators(j).state(emitTo)), n)).toArray
-      else
-        functions.map { j =>
-          if (setup.stateOut(j)) setup.calls(j).stateColumn(guard(j)(accumulators(j).state(emitTo)), n)
-          else guard(j)(accumulators(j).evaluate(emitTo))
-        }.toArray
-    val keys = groups.emit(emitTo)
+    val loan = new LargeArrays.Loan
+    val (keys, columns) = LargeArrays.lending(loan) {
+      val columns: Array[Column] =
+        if (setup.emitsStates) emittedStates(emitTo, n)
+        else
+          functions.map { j =>
+            if (setup.stateOut(j)) setup.calls(j).stateColumn(guard(j)(accumulators(j).state(emitTo)), n)
+            else guard(j)(accumulators(j).evaluate(emitTo))
+          }.toArray
+      (groups.emit(emitTo), columns)
+    }
     // The emitted columns hold the groups' bytes until their rows are read: the memory is given back when
     // the next batch starts (step), not now, or the other tasks could take it while both are alive.
     if (emitTo == EmitTo.All) releaseOnNextStep = true
-    rowsOf(keys, n, columns, if (setup.emitsStates) setup.stateTypes.flatten else setup.returnTypes)
+    rowsOf(keys, loan, n, columns, if (setup.emitsStates) setup.stateTypes.flatten else setup.returnTypes)
   }
+
+  /** Every function's exchanged state columns of the emitted groups. */
+  private def emittedStates(emitTo: EmitTo, n: Int): Array[Column] =
+    functions.flatMap(j => setup.calls(j).exchanged(guard(j)(accumulators(j).state(emitTo)), n)).toArray
 
   /** Rows passed on as states of their own (partial aggregation skipped). */
   private def passOn(columns: Array[Column], n: Int): Iterator[InternalRow] = {
@@ -292,13 +299,14 @@ private[exec] final class GroupedAggregation(
       setup.calls(j).exchanged(
         guard(j)(accumulators(j).convertToState(Columns.of(n, setup.columnsOf(j).map(columns)), filter)), n)
     }.toArray
-    rowsOf(groups.emit(EmitTo.All), n, states, setup.stateTypes.flatten)
+    rowsOf(groups.emit(EmitTo.All), new LargeArrays.Loan, n, states, setup.stateTypes.flatten)
   }
 
   /** The output rows of groups 0 until n: each group's key and columns, projected. A node that passes on
    *  keys alone (the first two of Spark's DISTINCT rewrite) hands on a key kept as an UnsafeRow as it is:
-   *  the projection would copy it byte for byte. */
-  private def rowsOf(keys: KeyRows, n: Int, columns: Array[Column], types: Seq[DataType])
+   *  the projection would copy it byte for byte. Every row is a copy: once the last is made, the keys' and
+   *  columns' arrays (`loan`) are given back. */
+  private def rowsOf(keys: KeyRows, loan: LargeArrays.Loan, n: Int, columns: Array[Column], types: Seq[DataType])
       : Iterator[InternalRow] = {
     val group = new GroupRow(setup.keyTypes, columns, types)
     val keysOnly = setup.emitsStates && columns.isEmpty
@@ -306,7 +314,7 @@ private[exec] final class GroupedAggregation(
       private var g = 0
       private var released = false
       def hasNext: Boolean = g < n || {
-        if (!released) { keys.release(); released = true }
+        if (!released) { keys.release(); loan.repay(); released = true }
         false
       }
       def next(): InternalRow = {
@@ -348,9 +356,8 @@ private[exec] final class GroupedAggregation(
   private def spillGroups(): Unit = {
     catchUp()
     val n = groups.numGroups
-    val states =
-      functions.flatMap(j => setup.calls(j).exchanged(guard(j)(accumulators(j).state(EmitTo.All)), n)).toArray
-    val keys = groups.emit(EmitTo.All)
+    val loan = new LargeArrays.Loan
+    val (keys, states) = LargeArrays.lending(loan)((groups.emit(EmitTo.All), emittedStates(EmitTo.All, n)))
     release()
     val run = newSorter()
     val group = new GroupRow(Nil, states, setup.stateTypes.flatten)
@@ -361,6 +368,7 @@ private[exec] final class GroupedAggregation(
       g += 1
     }
     keys.release()
+    loan.repay()
     // Merging moves the run to disk (the first run too, into an empty sorter), so spilled groups leave
     // the memory to the groups still to come: fewer, larger runs, each read back through its own buffers.
     if (spilled == null) spilled = newSorter()

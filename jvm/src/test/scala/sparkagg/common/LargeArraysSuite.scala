@@ -49,6 +49,35 @@ class LargeArraysSuite extends AnyFunSuite {
     assert(LargeArrays.zeroDoubles(1033).forall(_ == 0.0))
   }
 
+  test("an array lent under a loan comes back when the loan is repaid, not before; without a loan, never") {
+    val loan = new LargeArrays.Loan
+    val lent = LargeArrays.lending(loan)(LargeArrays.lend(new Array[Double](1039)))
+    assert(!(LargeArrays.doubles(1039) eq lent), "lent, not yet free")
+    loan.repay()
+    assert(LargeArrays.doubles(1039) eq lent)
+    val unowned = LargeArrays.lend(new Array[Double](1049))
+    loan.repay()
+    assert(!(LargeArrays.doubles(1049) eq unowned))
+  }
+
+  test("a group vector's emitted array is lent to the open loan") {
+    val vector = new IntVector(initial = 4)
+    vector.resize(1051)
+    val loan = new LargeArrays.Loan
+    val emitted = LargeArrays.lending(loan)(vector.emit(EmitTo.All))
+    assert(emitted.length == 1051 && emitted.forall(_ == 4))
+    loan.repay()
+    assert(LargeArrays.ints(1051) eq emitted)
+  }
+
+  test("an array given back twice is refused (the tests throw; it would go to two owners)") {
+    val a = new Array[Byte](1061)
+    LargeArrays.release(a)
+    assertThrows[IllegalStateException](LargeArrays.release(a))
+    assert(LargeArrays.bytes(1061) eq a)
+    assert(!(LargeArrays.bytes(1061) eq a))
+  }
+
   test("group vectors over recycled arrays hold what a plain buffer holds") {
     val random = new Random(20261128)
     val vectors = Seq.fill(3)(new LongVector(initial = 11L))
