@@ -64,13 +64,14 @@ object LargeArrays {
     }
   }
 
-  private def recyclable(array: AnyRef): Boolean = (array match {
-    case a: Array[Long] => 8L * a.length
-    case a: Array[Double] => 8L * a.length
-    case a: Array[Int] => 4L * a.length
-    case a: Array[Byte] => a.length.toLong
-    case _ => 0L
-  }) >= MinBytes
+  private def recyclable(array: AnyRef): Boolean =
+    (array match {
+      case a: Array[Long] => 8L * a.length
+      case a: Array[Double] => 8L * a.length
+      case a: Array[Int] => 4L * a.length
+      case a: Array[Byte] => a.length.toLong
+      case _ => 0L
+    }) >= MinBytes
 
   /** The arrays lent with one emission, given back together by `repay` once nothing reads them. */
   final class Loan {

@@ -1,10 +1,12 @@
 package sparkagg.exec
 
 import org.apache.spark.sql.{DataFrame, Row}
-import org.apache.spark.sql.catalyst.expressions.Literal
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{AttributeReference, BindReferences, Literal, UnsafeProjection}
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExchangeExec}
+import org.apache.spark.sql.types._
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.LocalSpark
 
@@ -45,6 +47,23 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
       val routes = StatePackets.routes(n)
       routes.zipWithIndex.foreach { case (v, p) =>
         assert(HashPartitioning(Seq(Literal(v)), n).partitionIdExpression.eval() == p, s"$n partitions, $p")
+      }
+    }
+  }
+
+  test("a packet's partition for one integer-like key is what Spark's partition expression gives") {
+    val random = new scala.util.Random(20261128)
+    val types = Seq(LongType, IntegerType, DateType, TimestampType, TimestampNTZType, DayTimeIntervalType(),
+      YearMonthIntervalType())
+    for (t <- types; n <- Seq(1, 3, 4, 200)) {
+      val input = Seq(AttributeReference("other", LongType)(), AttributeReference("key", t)())
+      val spark = BindReferences.bindReference(HashPartitioning(Seq(input(1)), n).partitionIdExpression, input)
+      val ours = PacketWriter.partitioner(Seq(input(1)), input, n)
+      val toRow = UnsafeProjection.create(input.map(_.dataType).toArray)
+      for (i <- 0 until 500) {
+        val key: Any = if (i % 50 == 0) null else if (t.defaultSize == 8) random.nextLong() else random.nextInt(): Any
+        val row = toRow(InternalRow(random.nextLong(), key))
+        assert(ours(row) == spark.eval(row), s"$t, $n partitions, key $key")
       }
     }
   }
