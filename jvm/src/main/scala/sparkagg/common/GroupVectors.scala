@@ -13,7 +13,8 @@ import sparkagg.api.EmitTo
  */
 sealed abstract class GroupVector[A <: AnyRef](bytesPerGroup: Int) {
   protected def newArray(n: Int): A
-  /** An array of length n for growth, recycled if one is free; `fill` sets its groups before use. */
+  /** An array of length n, recycled if one is free: its contents are stale (growth fills it, emission copies
+   *  over it). */
   protected def takeArray(n: Int): A = newArray(n)
   protected def fill(a: A, from: Int, until: Int): Unit
 
