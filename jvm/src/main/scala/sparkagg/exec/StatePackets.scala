@@ -75,6 +75,9 @@ object StatePackets {
   private[exec] def packetBytes(numPartitions: Int): Int =
     math.max(8 << 10, math.min((1 << 20) - (1 << 10), (16 << 20) / numPartitions))
 
+  /** The seed of Spark's Murmur3Hash, which its hash partitioning uses. */
+  private[exec] val HashSeed = 42
+
   /** For each partition p of n, an integer that Spark's hash partitioning into n partitions sends to p:
    *  pmod(murmur3(v, seed 42), n) == p, as `HashPartitioning.partitionIdExpression` computes it. */
   def routes(n: Int): Array[Int] = {
@@ -82,7 +85,7 @@ object StatePackets {
     var found = 0
     var v = 0
     while (found < n) {
-      val p = Math.floorMod(Murmur3_x86_32.hashInt(v, 42), n)
+      val p = Math.floorMod(Murmur3_x86_32.hashInt(v, HashSeed), n)
       if (routes(p) < 0) { routes(p) = v; found += 1 }
       v += 1
     }
@@ -223,6 +226,9 @@ private[exec] final class PacketWriter(packing: StatePackets) {
   }
 }
 
+/** A row's partition: a method returning an int, which a Function1 of a row would box on every row. */
+private[exec] trait Partitioner { def apply(row: UnsafeRow): Int }
+
 private[exec] object PacketWriter {
   /**
    * A row's partition among `n` as Spark's hash partitioning by `keys` computes it (pmod of the keys'
@@ -230,16 +236,17 @@ private[exec] object PacketWriter {
    * generated projection of the partition expression wrote a row per group to read one integer from it, a
    * tenth of a million-group emission's samples. Any other keys go through that projection.
    */
-  def partitioner(keys: Seq[Expression], input: Seq[Attribute], n: Int): UnsafeRow => Int = {
-    val Seed = 42
-    def ordinal(a: Attribute) = input.indexWhere(_.exprId == a.exprId)
-    keys match {
-      case Seq(a: Attribute) if ordinal(a) >= 0 && hashesAsLong(a.dataType) =>
-        val o = ordinal(a)
-        row => Math.floorMod(if (row.isNullAt(o)) Seed else Murmur3_x86_32.hashLong(row.getLong(o), Seed), n)
-      case Seq(a: Attribute) if ordinal(a) >= 0 && hashesAsInt(a.dataType) =>
-        val o = ordinal(a)
-        row => Math.floorMod(if (row.isNullAt(o)) Seed else Murmur3_x86_32.hashInt(row.getInt(o), Seed), n)
+  def partitioner(keys: Seq[Expression], input: Seq[Attribute], n: Int): Partitioner = {
+    val Seed = StatePackets.HashSeed
+    val key = keys match {
+      case Seq(a: Attribute) => input.indexWhere(_.exprId == a.exprId)
+      case _ => -1
+    }
+    (if (key >= 0) keys.head.dataType else NullType) match {
+      case t if hashesAsLong(t) =>
+        row => Math.floorMod(if (row.isNullAt(key)) Seed else Murmur3_x86_32.hashLong(row.getLong(key), Seed), n)
+      case t if hashesAsInt(t) =>
+        row => Math.floorMod(if (row.isNullAt(key)) Seed else Murmur3_x86_32.hashInt(row.getInt(key), Seed), n)
       case _ =>
         val projection = UnsafeProjection.create(Seq(HashPartitioning(keys, n).partitionIdExpression), input)
         row => projection(row).getInt(0)
