@@ -6,7 +6,7 @@ generated code pass the charge on to their caller. Prints the split, the garbage
 methods most often on top.
 
     .venv/bin/python bench/profile_grouped.py [--rows N] [--repeat R] [--query "df_sum(x)"] [--groups kbig|k|skey|...]
-                                              [--input parquet|cached]
+                                              [--input parquet|cached|ranged]
 
 A profile explains a ratio measured elsewhere; it measures no ratio itself and records nothing.
 """
@@ -63,15 +63,19 @@ def main() -> None:
     parser.add_argument("--groups", default="kbig",
                         help="the grouping key(s), any of bench_grouped.py's columns: kbig (1M groups, the default), "
                              "k (1k), skey (1M strings), day, ksparse, 'k1, k2'")
-    parser.add_argument("--input", default="parquet", choices=["parquet", "cached"])
+    parser.add_argument("--input", default="parquet", choices=["parquet", "cached", "ranged"],
+                        help="the Parquet file (default), the same rows cached, or the spark.range query itself")
     args = parser.parse_args()
     # Without DebugNonSafepoints a sample is charged to the nearest safepoint (a loop's header, a call),
     # not to the inlined method it was taken in.
     spark = common.session(
         **{"spark.driver.extraJavaOptions": "-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints"})
     folder = Path(tempfile.mkdtemp(prefix="sparkagg-profile-"))
-    spark.sql(bench_grouped.rows_sql(args.rows)).write.parquet(str(folder / "input.parquet"))
-    table = spark.read.parquet(str(folder / "input.parquet"))
+    if args.input == "ranged":
+        table = spark.sql(bench_grouped.rows_sql(args.rows))
+    else:
+        spark.sql(bench_grouped.rows_sql(args.rows)).write.parquet(str(folder / "input.parquet"))
+        table = spark.read.parquet(str(folder / "input.parquet"))
     if args.input == "cached":
         table = table.cache()
         table.count()

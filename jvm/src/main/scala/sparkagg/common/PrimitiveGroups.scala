@@ -234,13 +234,20 @@ private[sparkagg] object GroupColumns {
         }))
   }
 
-  /** Validity words with a bit set for each group whose count is not zero. */
+  /** Validity words with a bit set for each group whose count is not zero. A word is made in a register and
+   *  stored once (`(c | -c) >>> 63` is 1 for any c but 0): setting bit by bit read and wrote the word per group,
+   *  3.5% of a million-group df_sum's samples. */
   def nonZero(counts: Array[Long]): Array[Long] = {
     val bits = new Array[Long](Validity.words(counts.length))
-    var g = 0
-    while (g < counts.length) {
-      if (counts(g) != 0) Validity.set(bits, g)
-      g += 1
+    var w = 0
+    while (w < bits.length) {
+      val first = w << 6
+      val end = math.min(first + 64, counts.length)
+      var word = 0L
+      var g = first
+      while (g < end) { val c = counts(g); word |= ((c | -c) >>> 63) << (g - first); g += 1 }
+      bits(w) = word
+      w += 1
     }
     bits
   }
