@@ -745,12 +745,13 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   test("GroupColumns.nonZero: a bit for each count but 0, the extremes included, across word boundaries") {
     val rnd = new Random(11)
     for (n <- Seq(0, 1, 63, 64, 65, 130)) {
-      val counts = Array.fill(n)(rnd.nextInt(4) match {
-        case 0 => 0L
-        case 1 => Long.MinValue
-        case 2 => -1L
-        case _ => rnd.nextLong()
-      })
+      val counts = Array.fill(n)(
+        rnd.nextInt(4) match {
+          case 0 => 0L
+          case 1 => Long.MinValue
+          case 2 => -1L
+          case _ => rnd.nextLong()
+        })
       val bits = GroupColumns.nonZero(counts)
       assert(bits.length == (n + 63) / 64)
       assert((0 until n).map(Validity.isValid(bits, _)) == counts.toSeq.map(_ != 0), s"$n counts")

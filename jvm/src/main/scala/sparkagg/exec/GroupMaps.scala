@@ -345,17 +345,7 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
     LargeArrays.release(slots)
     direct = new Array[Int](LongKeyMap.InitialDense)
     slots = null
-    val row = new SpecificInternalRow(Seq(keyType))
-    g => {
-      if (g == nulls) row.setNullAt(0)
-      else width match {
-        case 1 => row.setByte(0, emitted(g).toByte)
-        case 2 => row.setShort(0, emitted(g).toShort)
-        case 4 => row.setInt(0, emitted(g).toInt)
-        case _ => row.setLong(0, emitted(g))
-      }
-      row
-    }
+    new LongKeyMap.Keys(emitted, nulls, keyType, width)
   }
 
   def size: Long = if (slots != null) 16L * (mask + 1) else 4L * direct.length
@@ -365,6 +355,23 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
 }
 
 object LongKeyMap {
+  /** The emitted keys as they were kept: `values(g)` is group g's key (of `keyType`, `width` bytes wide),
+   *  but for group `nullGroup` (-1: none), whose key is NULL. [[PacketWriter]] reads them as they are. */
+  final class Keys(val values: Array[Long], val nullGroup: Int, val keyType: DataType, width: Int) extends KeyRows {
+    private val row = new SpecificInternalRow(Seq(keyType))
+
+    def apply(g: Int): InternalRow = {
+      if (g == nullGroup) row.setNullAt(0)
+      else width match {
+        case 1 => row.setByte(0, values(g).toByte)
+        case 2 => row.setShort(0, values(g).toShort)
+        case 4 => row.setInt(0, values(g).toInt)
+        case _ => row.setLong(0, values(g))
+      }
+      row
+    }
+  }
+
   private val InitialDense = 1024
   /** A dense array may span this many keys per group: at 4 bytes a key it then costs what the hash
    *  table does (16-byte slots, at least two per group). */

@@ -305,8 +305,19 @@ private[exec] final class GroupedAggregation(
   /** The output rows of groups 0 until n: each group's key and columns, projected. A node that passes on
    *  keys alone (the first two of Spark's DISTINCT rewrite) hands on a key kept as an UnsafeRow as it is:
    *  the projection would copy it byte for byte. Every row is a copy: once the last is made, the keys' and
-   *  columns' arrays (`loan`) are given back. */
+   *  columns' arrays (`loan`) are given back. Packed, one integer key's groups with bigint and double states
+   *  are written into the packets from the arrays ([[PacketWriter]]), without rows. */
   private def rowsOf(keys: KeyRows, loan: LargeArrays.Loan, n: Int, columns: Array[Column], types: Seq[DataType])
+      : Iterator[InternalRow] = {
+    def release(): Unit = { keys.release(); loan.repay() }
+    val written = (packer, keys) match {
+      case (Some(p), k: LongKeyMap.Keys) if setup.emitsStates => p.pack(k, columns, types, n, last = finished)(release)
+      case _ => None
+    }
+    written.getOrElse(projected(keys, n, columns, types, release))
+  }
+
+  private def projected(keys: KeyRows, n: Int, columns: Array[Column], types: Seq[DataType], release: () => Unit)
       : Iterator[InternalRow] = {
     val group = new GroupRow(setup.keyTypes, columns, types)
     val keysOnly = setup.emitsStates && columns.isEmpty
@@ -314,7 +325,7 @@ private[exec] final class GroupedAggregation(
       private var g = 0
       private var released = false
       def hasNext: Boolean = g < n || {
-        if (!released) { keys.release(); loan.repay(); released = true }
+        if (!released) { release(); released = true }
         false
       }
       def next(): InternalRow = {

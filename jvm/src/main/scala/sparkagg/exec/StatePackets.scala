@@ -11,6 +11,8 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.hash.Murmur3_x86_32
+import sparkagg.api.Column
+import sparkagg.common.{DoubleColumn, LongColumn, Validity}
 
 /**
  * The states a Partial (or PartialMerge) node hands a merging node across the shuffle by the keys, in packets:
@@ -165,18 +167,59 @@ object StatePackets {
 private[exec] final class PacketWriter(packing: StatePackets) {
   private val n = packing.numPartitions
   private val partitionOf = PacketWriter.partitioner(packing.keys, packing.unpacked, n)
+  private val keyWidth = PacketWriter.hashedKey(packing.keys, packing.unpacked) match {
+    case Some((0, width)) => width
+    case _ => 0
+  }
   private val routes = StatePackets.routes(n)
   private val limit = StatePackets.packetBytes(n)
   private val packets = new Array[Array[Byte]](n)
   private val used = new Array[Int](n)
 
   /** The rows' packets that fill up; after the last rows (`last`), every packet left. */
-  def pack(rows: Iterator[InternalRow], last: Boolean): Iterator[InternalRow] = new Iterator[InternalRow] {
+  def pack(rows: Iterator[InternalRow], last: Boolean): Iterator[InternalRow] = new Packing(last) {
+    protected def more: Boolean = rows.hasNext
+    protected def addNext(): InternalRow = add(rows.next().asInstanceOf[UnsafeRow])
+  }
+
+  /**
+   * What [[pack]] makes of the rows of `groups` groups whose keys a [[LongKeyMap]] kept and whose states are
+   * `columns` of bigints and doubles, written from the arrays into the packets: no row made and then copied,
+   * no field read through a row. `done` once the last group is written. None where the rows are not of that
+   * form: the first field not the key the packets are hashed by, a state of another type or column.
+   */
+  def pack(keys: LongKeyMap.Keys, columns: Array[Column], types: Seq[DataType], groups: Int, last: Boolean)(
+      done: () => Unit): Option[Iterator[InternalRow]] = {
+    val fixed = packing.unpacked.size == 1 + columns.length && columns.length == types.length && columns.zip(
+      types).forall {
+      case (_: LongColumn, LongType) | (_: DoubleColumn, DoubleType) => true
+      case _ => false
+    }
+    if (keyWidth == 0 || !fixed) None
+    else Some(
+      new Packing(last) {
+        private val write = new ColumnRows(keys, columns, keyWidth)
+        private var g = 0
+        protected def more: Boolean = g < groups || {
+          if (g == groups) { done(); g += 1 }
+          false
+        }
+        protected def addNext(): InternalRow = { g += 1; write(g - 1) }
+      })
+  }
+
+  /** Packets as rows are added; after the last row (`last`), every packet left. */
+  private abstract class Packing(last: Boolean) extends Iterator[InternalRow] {
+    /** Whether a row is left to add. */
+    protected def more: Boolean
+    /** Adds the next row; the packet that was full before it, or null. */
+    protected def addNext(): InternalRow
+
     private var ready: InternalRow = null
     private var flushed = 0
 
     def hasNext: Boolean = {
-      while (ready == null && rows.hasNext) ready = add(rows.next().asInstanceOf[UnsafeRow])
+      while (ready == null && more) ready = addNext()
       while (last && ready == null && flushed < n) { ready = leave(flushed); flushed += 1 }
       ready != null
     }
@@ -192,7 +235,15 @@ private[exec] final class PacketWriter(packing: StatePackets) {
   /** Appends a row to its partition's packet; the packet if it was full before the row. */
   private def add(row: UnsafeRow): InternalRow = {
     val p = partitionOf(row)
-    val entry = 8 + row.getSizeInBytes
+    val full = reserve(p, row.getSizeInBytes)
+    row.writeToMemory(packets(p), Platform.BYTE_ARRAY_OFFSET + used(p) - row.getSizeInBytes)
+    full
+  }
+
+  /** Room for a row of `size` bytes at the end of partition p's packet (`used(p)` is then past it, its size
+   *  written before it); the packet if it was full before the row. */
+  private def reserve(p: Int, size: Int): InternalRow = {
+    val entry = 8 + size
     val full = if (packets(p) != null && used(p) + entry > limit) leave(p) else null
     if (packets(p) == null) {
       // A sixteenth of the limit to start: a packet doubles at most four times, and a partition that gets few
@@ -203,11 +254,49 @@ private[exec] final class PacketWriter(packing: StatePackets) {
       packets(p) =
         java.util.Arrays.copyOf(packets(p), math.max(used(p) + entry, math.min(2 * packets(p).length, limit)))
     }
-    val at = Platform.BYTE_ARRAY_OFFSET + used(p)
-    Platform.putLong(packets(p), at, row.getSizeInBytes.toLong)
-    row.writeToMemory(packets(p), at + 8)
+    Platform.putLong(packets(p), Platform.BYTE_ARRAY_OFFSET + used(p), size.toLong)
     used(p) += entry
     full
+  }
+
+  /**
+   * Group g's row written into its packet as an UnsafeProjection of (key, states...) writes it: null bits,
+   * then a word per field, an int-wide key in the low half of its word, a NULL field's word zero.
+   */
+  private final class ColumnRows(keys: LongKeyMap.Keys, columns: Array[Column], keyWidth: Int) {
+    private val states = columns.length
+    private val nullWords = Validity.words(1 + states)
+    private val size = 8 * (nullWords + 1 + states)
+    private val keyMask = if (keyWidth == 8) -1L else 0xffffffffL
+    private val longs = columns.map { case c: LongColumn => c.values; case _ => null }
+    private val doubles = columns.map { case c: DoubleColumn => c.values; case _ => null }
+    private val validity = columns.map { case c: LongColumn => c.validity; case c: DoubleColumn => c.validity }
+
+    def apply(g: Int): InternalRow = {
+      val isNull = g == keys.nullGroup
+      val key = keys.values(g)
+      val p = PacketWriter.partitionOfKey(isNull, key, keyWidth, n)
+      val full = reserve(p, size)
+      val bytes = packets(p)
+      val at = Platform.BYTE_ARRAY_OFFSET + used(p) - size
+      var w = 0
+      while (w < nullWords) { Platform.putLong(bytes, at + 8L * w, 0L); w += 1 }
+      if (isNull) Platform.putLong(bytes, at, 1L)
+      Platform.putLong(bytes, at + 8L * nullWords, if (isNull) 0L else key & keyMask)
+      var c = 0
+      while (c < states) {
+        val field = 1 + c
+        val slot = at + 8L * (nullWords + field)
+        if (!Validity.isValid(validity(c), g)) {
+          Platform.putLong(bytes, slot, 0L)
+          val word = at + 8L * (field >> 6)
+          Platform.putLong(bytes, word, Platform.getLong(bytes, word) | (1L << field))
+        } else if (longs(c) != null) Platform.putLong(bytes, slot, longs(c)(g))
+        else Platform.putDouble(bytes, slot, doubles(c)(g))
+        c += 1
+      }
+      full
+    }
   }
 
   /** Partition p's packet as a row `(route, states)`, or null if it holds nothing. */
@@ -236,21 +325,37 @@ private[exec] object PacketWriter {
    * generated projection of the partition expression wrote a row per group to read one integer from it, a
    * tenth of a million-group emission's samples. Any other keys go through that projection.
    */
-  def partitioner(keys: Seq[Expression], input: Seq[Attribute], n: Int): Partitioner = {
-    val Seed = StatePackets.HashSeed
-    val key = keys match {
-      case Seq(a: Attribute) => input.indexWhere(_.exprId == a.exprId)
-      case _ => -1
-    }
-    (if (key >= 0) keys.head.dataType else NullType) match {
-      case t if hashesAsLong(t) =>
-        row => Math.floorMod(if (row.isNullAt(key)) Seed else Murmur3_x86_32.hashLong(row.getLong(key), Seed), n)
-      case t if hashesAsInt(t) =>
-        row => Math.floorMod(if (row.isNullAt(key)) Seed else Murmur3_x86_32.hashInt(row.getInt(key), Seed), n)
-      case _ =>
+  def partitioner(keys: Seq[Expression], input: Seq[Attribute], n: Int): Partitioner =
+    hashedKey(keys, input) match {
+      case Some((key, 8)) =>
+        row => partitionOfKey(row.isNullAt(key), if (row.isNullAt(key)) 0L else row.getLong(key), 8, n)
+      case Some((key, width)) =>
+        row => partitionOfKey(row.isNullAt(key), if (row.isNullAt(key)) 0L else row.getInt(key), width, n)
+      case None =>
         val projection = UnsafeProjection.create(Seq(HashPartitioning(keys, n).partitionIdExpression), input)
         row => projection(row).getInt(0)
     }
+
+  /** The one key column hashed directly, its ordinal in `input` and how Murmur3Hash reads it (8: a long, 4: an
+   *  int); None for any other keys. */
+  def hashedKey(keys: Seq[Expression], input: Seq[Attribute]): Option[(Int, Int)] = keys match {
+    case Seq(a: Attribute) =>
+      val key = input.indexWhere(_.exprId == a.exprId)
+      if (key < 0) None
+      else if (hashesAsLong(a.dataType)) Some((key, 8))
+      else if (hashesAsInt(a.dataType)) Some((key, 4))
+      else None
+    case _ => None
+  }
+
+  /** The partition of a key hashed directly (`width` as [[hashedKey]] gives it). */
+  def partitionOfKey(isNull: Boolean, key: Long, width: Int, n: Int): Int = {
+    val Seed = StatePackets.HashSeed
+    Math.floorMod(
+      if (isNull) Seed
+      else if (width == 8) Murmur3_x86_32.hashLong(key, Seed)
+      else Murmur3_x86_32.hashInt(key.toInt, Seed),
+      n)
   }
 
   // The types Murmur3Hash hashes by their long or int value, as an UnsafeRow stores them.

@@ -68,6 +68,73 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     }
   }
 
+  test("packets written from a long key table's keys and bigint/double columns are those of the projected rows") {
+    val random = new scala.util.Random(20261128)
+    val doubles = Seq(Double.NaN, -0.0, 0.0, Double.PositiveInfinity, Double.NegativeInfinity, 1.5)
+    for (keyType <- Seq(LongType, IntegerType, DateType, TimestampType); numStates <- Seq(2, 64);
+      groups <- Seq(0, 1, 2000); n <- Seq(1, 3, 200)) {
+      val label = s"$keyType key, $numStates states, $groups groups, $n partitions"
+      val stateTypes = Seq.tabulate(numStates)(c => if (c % 2 == 0) DoubleType else LongType)
+      val key = AttributeReference("key", keyType)()
+      val unpacked = key +: stateTypes.zipWithIndex.map { case (t, c) => AttributeReference(s"s$c", t)() }
+      val packing = StatePackets(Seq(key), n, unpacked, AttributeReference("route", IntegerType)(),
+        AttributeReference("states", BinaryType)())
+      val width = if (keyType.defaultSize == 8) 8 else 4
+      val keyValues = Array.fill(groups)(if (width == 8) random.nextLong() else random.nextInt().toLong)
+      val nullGroup = if (groups > 1) random.nextInt(groups) else -1
+      val valid = Array.fill(numStates, groups)(random.nextInt(5) != 0)
+      val longs = Array.fill(numStates, groups)(random.nextLong())
+      val dbls = Array.fill(numStates, groups)(
+        if (random.nextBoolean()) doubles(random.nextInt(doubles.size)) else random.nextGaussian())
+      def bits(c: Int): Array[Long] = {
+        val words = new Array[Long]((groups + 63) / 64)
+        for (g <- 0 until groups if valid(c)(g)) words(g >> 6) |= 1L << g
+        words
+      }
+      val columns: Array[sparkagg.api.Column] = Array.tabulate(numStates) { c =>
+        if (stateTypes(c) == LongType) new sparkagg.common.LongColumn(longs(c), bits(c), groups)
+        else new sparkagg.common.DoubleColumn(dbls(c), bits(c), groups)
+      }
+      val project = UnsafeProjection.create(unpacked.map(_.dataType).toArray)
+      val rows = (0 until groups).iterator.map { g =>
+        val keyValue = if (g == nullGroup) null else if (width == 8) keyValues(g): Any else keyValues(g).toInt: Any
+        val states = (0 until numStates).map { c =>
+          // Each branch typed Any (here and for the key): an if of two numeric types widens one to the other.
+          if (!valid(c)(g)) null else if (stateTypes(c) == LongType) longs(c)(g): Any else dbls(c)(g): Any
+        }
+        project(InternalRow.fromSeq(keyValue +: states))
+      }
+      def bytes(packets: Iterator[InternalRow]): Seq[Seq[Byte]] =
+        packets.map(_.asInstanceOf[org.apache.spark.sql.catalyst.expressions.UnsafeRow].getBytes.toSeq).toSeq
+      val projected = bytes(new PacketWriter(packing).pack(rows, last = true))
+      var done = 0
+      val written = new PacketWriter(packing)
+        .pack(new LongKeyMap.Keys(keyValues, nullGroup, keyType, width), columns, stateTypes, groups, last = true) {
+          () => done += 1
+        }
+      assert(written.isDefined, label)
+      assert(bytes(written.get) == projected, label)
+      assert(done == 1, label)
+      assert(projected.nonEmpty == (groups > 0), label)
+    }
+  }
+
+  test("packets are not written from columns when a state is not a bigint or double column, or the key not first") {
+    val key = AttributeReference("key", LongType)()
+    val state = AttributeReference("s", StringType)()
+    val route = AttributeReference("route", IntegerType)()
+    val states = AttributeReference("states", BinaryType)()
+    val keys = new LongKeyMap.Keys(Array(1L), -1, LongType, 8)
+    val strings = Array[sparkagg.api.Column](new sparkagg.common.LongColumn(Array(1L), null, 1))
+    assert(new PacketWriter(StatePackets(Seq(key), 4, Seq(key, state), route, states))
+        .pack(keys, strings, Seq(StringType), 1, last = true)(() => ()).isEmpty)
+    val count = AttributeReference("count", LongType)()
+    assert(new PacketWriter(StatePackets(Seq(key), 4, Seq(count, key), route, states))
+        .pack(keys, strings, Seq(LongType), 1, last = true)(() => ()).isEmpty)
+    assert(new PacketWriter(StatePackets(Seq(key), 4, Seq(key, count), route, states))
+        .pack(keys, strings, Seq(LongType), 1, last = true)(() => ()).isDefined)
+  }
+
   private val keyShapes = Seq("k", "n", "s", "d", "m", "k, s", "n, d")
 
   for (adaptive <- Seq(true, false); partitions <- Seq(1, 3, 201); keys <- keyShapes) {
