@@ -191,9 +191,21 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
   private var staged = new Array[Long](1024)
   private var touched = 0L
 
-  override def stage(row: InternalRow, i: Int, groups: Array[Int]): Unit =
-    if (row.isNullAt(ordinal)) stageLong(i, isNull = true, 0L, groups)
-    else stageLong(i, isNull = false, read(row), groups)
+  // An UnsafeRow (a shuffled row, a packet's) read by calls bound at compile time, as BatchBuilder.append.
+  override def stage(row: InternalRow, i: Int, groups: Array[Int]): Unit = row match {
+    case u: UnsafeRow =>
+      if (u.isNullAt(ordinal)) stageLong(i, isNull = true, 0L, groups)
+      else stageLong(i, isNull = false,
+        width match {
+          case 1 => u.getByte(ordinal)
+          case 2 => u.getShort(ordinal)
+          case 4 => u.getInt(ordinal)
+          case _ => u.getLong(ordinal)
+        }, groups)
+    case _ =>
+      if (row.isNullAt(ordinal)) stageLong(i, isNull = true, 0L, groups)
+      else stageLong(i, isNull = false, read(row), groups)
+  }
 
   override def stageLong(i: Int, isNull: Boolean, key: Long, groups: Array[Int]): Unit = {
     if (i >= staged.length) staged = Arrays.copyOf(staged, GroupVectors.grow(staged.length, i + 1))
