@@ -369,7 +369,7 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
 object LongKeyMap {
   /** The emitted keys as they were kept: `values(g)` is group g's key (of `keyType`, `width` bytes wide),
    *  but for group `nullGroup` (-1: none), whose key is NULL. [[PacketWriter]] reads them as they are. */
-  final class Keys(val values: Array[Long], val nullGroup: Int, val keyType: DataType, width: Int) extends KeyRows {
+  final class Keys(val values: Array[Long], val nullGroup: Int, keyType: DataType, width: Int) extends KeyRows {
     private val row = new SpecificInternalRow(Seq(keyType))
 
     def apply(g: Int): InternalRow = {

@@ -190,11 +190,11 @@ private[exec] final class PacketWriter(packing: StatePackets) {
    */
   def pack(keys: LongKeyMap.Keys, columns: Array[Column], types: Seq[DataType], groups: Int, last: Boolean)(
       done: () => Unit): Option[Iterator[InternalRow]] = {
-    val fixed = packing.unpacked.size == 1 + columns.length && columns.length == types.length && columns.zip(
-      types).forall {
+    val bigintsAndDoubles = columns.zip(types).forall {
       case (_: LongColumn, LongType) | (_: DoubleColumn, DoubleType) => true
       case _ => false
     }
+    val fixed = packing.unpacked.size == 1 + columns.length && columns.length == types.length && bigintsAndDoubles
     if (keyWidth == 0 || !fixed) None
     else Some(
       new Packing(last) {
@@ -327,10 +327,11 @@ private[exec] object PacketWriter {
    */
   def partitioner(keys: Seq[Expression], input: Seq[Attribute], n: Int): Partitioner =
     hashedKey(keys, input) match {
-      case Some((key, 8)) =>
-        row => partitionOfKey(row.isNullAt(key), if (row.isNullAt(key)) 0L else row.getLong(key), 8, n)
       case Some((key, width)) =>
-        row => partitionOfKey(row.isNullAt(key), if (row.isNullAt(key)) 0L else row.getInt(key), width, n)
+        row => {
+          val isNull = row.isNullAt(key)
+          partitionOfKey(isNull, if (isNull) 0L else if (width == 8) row.getLong(key) else row.getInt(key), width, n)
+        }
       case None =>
         val projection = UnsafeProjection.create(Seq(HashPartitioning(keys, n).partitionIdExpression), input)
         row => projection(row).getInt(0)
