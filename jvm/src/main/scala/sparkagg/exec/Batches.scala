@@ -30,21 +30,18 @@ private[exec] final class BatchBuilder(fields: Seq[(Int, DataType)], capacity: I
   /** Row `i`'s fields. An UnsafeRow's primitive fields are read by calls bound at compile time: through the
    *  builders' shared `append`, the calls of `put` and of the row's getters are virtual once a JVM has run
    *  queries of other types through them (the bench runs a dozen functions in one JVM, and so do users). */
-  def append(row: InternalRow, i: Int): Unit = row match {
-    case u: UnsafeRow =>
-      var j = 0
-      while (j < builders.length) {
-        builders(j) match {
-          case b: LongBuilder => b.appendUnsafe(u, i)
-          case b: DoubleBuilder => b.appendUnsafe(u, i)
-          case b: IntBuilder => b.appendUnsafe(u, i)
-          case b => b.append(row, i)
-        }
-        j += 1
+  def append(row: InternalRow, i: Int): Unit = {
+    val unsafe = row match { case u: UnsafeRow => u; case _ => null }
+    var j = 0
+    while (j < builders.length) {
+      builders(j) match {
+        case b: LongBuilder if unsafe != null => b.appendUnsafe(unsafe, i)
+        case b: DoubleBuilder if unsafe != null => b.appendUnsafe(unsafe, i)
+        case b: IntBuilder if unsafe != null => b.appendUnsafe(unsafe, i)
+        case b => b.append(row, i)
       }
-    case _ =>
-      var j = 0
-      while (j < builders.length) { builders(j).append(row, i); j += 1 }
+      j += 1
+    }
   }
 
   /** The columns of the first `numRows` appended rows, then ready for the next batch. */

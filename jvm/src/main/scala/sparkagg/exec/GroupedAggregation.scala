@@ -311,7 +311,7 @@ private[exec] final class GroupedAggregation(
       : Iterator[InternalRow] = {
     def release(): Unit = { keys.release(); loan.repay() }
     val written = (packer, keys) match {
-      case (Some(p), k: LongKeyMap.Keys) if setup.emitsStates => p.pack(k, columns, types, n, last = finished)(release)
+      case (Some(p), k: LongKeyMap.Keys) => p.pack(k, columns, types, n, last = finished)(release)
       case _ => None
     }
     written.getOrElse(projected(keys, n, columns, types, release))

@@ -198,7 +198,7 @@ private[exec] final class PacketWriter(packing: StatePackets) {
     if (keyWidth == 0 || !fixed) None
     else Some(
       new Packing(last) {
-        private val write = new ColumnRows(keys, columns, keyWidth)
+        private val write = new ColumnRows(keys, columns)
         private var g = 0
         protected def more: Boolean = g < groups || {
           if (g == groups) { done(); g += 1 }
@@ -263,7 +263,7 @@ private[exec] final class PacketWriter(packing: StatePackets) {
    * Group g's row written into its packet as an UnsafeProjection of (key, states...) writes it: null bits,
    * then a word per field, an int-wide key in the low half of its word, a NULL field's word zero.
    */
-  private final class ColumnRows(keys: LongKeyMap.Keys, columns: Array[Column], keyWidth: Int) {
+  private final class ColumnRows(keys: LongKeyMap.Keys, columns: Array[Column]) {
     private val states = columns.length
     private val nullWords = Validity.words(1 + states)
     private val size = 8 * (nullWords + 1 + states)
