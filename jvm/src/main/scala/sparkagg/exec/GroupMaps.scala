@@ -288,8 +288,12 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
     // twice the groups, so that keys at the limit's spacing do not widen the array at every new key.
     val length = math.min(math.max(span.toLong, 2L * direct.length), LongKeyMap.denseLimit(2 * expected.toLong)).toInt
     val start = if (key < low) to - length + 1 else from
-    val widened = LargeArrays.zeroInts(length)
-    System.arraycopy(direct, first, widened, (low + first - start).toInt, last - first + 1)
+    // Only the slots the seen keys' groups do not fill are zeroed: the array is about twice their span.
+    val widened = LargeArrays.ints(length)
+    val (at, seen) = ((low + first - start).toInt, last - first + 1)
+    Arrays.fill(widened, 0, at, 0)
+    System.arraycopy(direct, first, widened, at, seen)
+    Arrays.fill(widened, at + seen, length, 0)
     LargeArrays.release(direct)
     direct = widened
     low = start

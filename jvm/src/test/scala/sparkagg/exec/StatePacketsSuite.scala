@@ -68,6 +68,19 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     }
   }
 
+  test("Modulus is Math.floorMod, by multiplications") {
+    val random = new scala.util.Random(7)
+    val edges = Seq(0, 1, -1, 2, -2, Int.MaxValue, Int.MinValue, Int.MaxValue - 1, Int.MinValue + 1)
+    val divisors = Seq(1, 2, 3, 4, 7, 200, 201, 1000, 65536, 65537, (1 << 30) + 3, Int.MaxValue - 1, Int.MaxValue) ++
+      Seq.fill(20)(1 + random.nextInt(Int.MaxValue))
+    for (n <- divisors) {
+      val modulus = new Modulus(n)
+      val xs =
+        edges ++ edges.flatMap(e => Seq(n, -n, n - 1, 1 - n, n + 1).map(_ + e)) ++ Seq.fill(2000)(random.nextInt())
+      xs.foreach(x => assert(modulus(x) == Math.floorMod(x, n), s"$x mod $n"))
+    }
+    assertThrows[IllegalArgumentException](new Modulus(0))
+  }
   test("packets written from a long key table's keys and bigint/double columns are those of the projected rows") {
     val random = new scala.util.Random(20261128)
     val doubles = Seq(Double.NaN, -0.0, 0.0, Double.PositiveInfinity, Double.NegativeInfinity, 1.5)
