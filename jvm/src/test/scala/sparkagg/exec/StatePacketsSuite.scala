@@ -81,6 +81,7 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     }
     assertThrows[IllegalArgumentException](new Modulus(0))
   }
+
   test("packets written from a long key table's keys and bigint/double columns are those of the projected rows") {
     val random = new scala.util.Random(20261128)
     val doubles = Seq(Double.NaN, -0.0, 0.0, Double.PositiveInfinity, Double.NegativeInfinity, 1.5)
