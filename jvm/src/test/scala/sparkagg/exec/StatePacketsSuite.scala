@@ -9,6 +9,7 @@ import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExcha
 import org.apache.spark.sql.types._
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.LocalSpark
+import sparkagg.testing.Sweep
 
 /** The states crossing the shuffle in packets ([[StatePackets]]): the same rows as a row per group, every
  *  group in the partition Spark's hash partitioning gives its key, under adaptive execution and without. */
@@ -151,7 +152,7 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
 
   private val keyShapes = Seq("k", "n", "s", "d", "m", "k, s", "n, d")
 
-  for (adaptive <- Seq(true, false); partitions <- Seq(1, 3, 201); keys <- keyShapes) {
+  for (adaptive <- Seq(true, false); partitions <- Sweep.shufflePartitions; keys <- keyShapes) {
     test(s"packed and plain agree, GROUP BY $keys, $partitions partitions, adaptive $adaptive") {
       withConf("spark.sql.adaptive.enabled" -> adaptive.toString,
         "spark.sql.shuffle.partitions" -> partitions.toString) {

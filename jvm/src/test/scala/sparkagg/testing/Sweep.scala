@@ -7,7 +7,12 @@ import org.scalatest.Tag
  * the others (build.sbt sets sparkagg.test.sweep=short there), so the long sweeps run once per `make test`.
  */
 object Sweep {
-  val partitions: Seq[Int] = if (sys.props.get("sparkagg.test.sweep").contains("short")) Seq(3) else Seq(1, 3, 17)
+  private val short = sys.props.get("sparkagg.test.sweep").contains("short")
+
+  val partitions: Seq[Int] = if (short) Seq(3) else Seq(1, 3, 17)
+
+  /** For the exchange of state packets also 201: past 200 partitions Spark's shuffle writes in another way. */
+  val shufflePartitions: Seq[Int] = if (short) Seq(3) else Seq(1, 3, 201)
 }
 
 /**
