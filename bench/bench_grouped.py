@@ -24,8 +24,9 @@ one run; the end prints each call's worst shape at 1k and 1M groups, the figure 
                                             [--only "df_sum of decimals,df_median"] [--shapes parquet-1M,join]
 
 --only times just the calls named (their first column below) and records nothing; --shapes times just the
-shapes named (their first column), and the worst shape recorded is the worst of those (the --also-on runs
-take the cached table's three; `make bench BENCH_ROWS=N`, a trial, takes one of each input).
+shapes named (their first column), and the worst shape recorded is the worst of those; the --also-on runs
+take the cached table's three among them (`make bench BENCH_ROWS=N`, a trial, takes cached-1k and
+parquet-1M, so cached-1k alone there).
 
 The ratios go to bench/results/bench_grouped.json and bench_grouped-spark<minor>.json (bench/plot.py): the
 worst shape of each group count, the TypedImperativeAggregate and DataFusion ratios, and every shape's
@@ -83,7 +84,7 @@ SHAPE_LABELS = {name: label for name, label, *_ in SHAPES}
 GROUP_COUNTS = ["1k groups", "1M groups"]
 # The shapes also timed on the TypedImperativeAggregate path, and the ones run on the other Sparks.
 TYPED_SHAPES = {"cached-1k", "cached-1M"}
-OTHER_SPARK_SHAPES = "cached-1k,cached-1M,scattered"
+OTHER_SPARK_SHAPES = ["cached-1k", "cached-1M", "scattered"]
 # sparkagg's call and DataFusion's on the same Parquet file.
 DATAFUSION_CALLS = [("df_avg(x)", "avg(x)"), ("df_sum(x)", "sum(x)"), ("df_count(x)", "count(x)")]
 # The floor under the 1k-group shapes: the fixed-size calls over the first row alone of the spark.range query
@@ -168,8 +169,10 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: lis
     spark.stop()
     if spill:
         spill_run()
-    for other in also_on:
-        on_other_spark(other, rows, repeat, out)
+    timed_shapes = {name for name, *_ in SHAPES}
+    other_shapes = [name for name in OTHER_SPARK_SHAPES if name in timed_shapes]
+    for other in also_on if other_shapes else []:
+        on_other_spark(other, other_shapes, rows, repeat, out)
 
 
 def report(recorder, timings: dict, anchors: dict, rows: int) -> None:
@@ -254,9 +257,9 @@ def datafusion_times(spark, parquet: Path, repeat: int) -> dict:
     return times
 
 
-def on_other_spark(minor: str, rows: int, repeat: int, out) -> None:
-    """This script's comparisons on the cached table on Spark ``minor``, in a child process of that Spark's
-    venv."""
+def on_other_spark(minor: str, shapes: list[str], rows: int, repeat: int, out) -> None:
+    """This script's comparisons on the cached table's ``shapes`` on Spark ``minor``, in a child process of
+    that Spark's venv."""
     python = ROOT / ".venvs" / f"spark-{minor}" / "bin" / "python"
     if not python.is_file():
         sys.exit(f"bench_grouped: no {python.parent.parent} for Spark {minor}; `make venvs` makes it")
@@ -264,7 +267,7 @@ def on_other_spark(minor: str, rows: int, repeat: int, out) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
     env.pop("SPARKAGG_JAR", None)
     subprocess.run([str(python), __file__, "--rows", str(rows), "--repeat", str(repeat), "--out", str(out),
-                    "--no-spill", "--also-on", "", "--shapes", OTHER_SPARK_SHAPES], check=True, env=env)
+                    "--no-spill", "--also-on", "", "--shapes", ",".join(shapes)], check=True, env=env)
 
 
 def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: bool, calls=None) -> dict:
