@@ -171,6 +171,9 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: lis
         spill_run()
     timed_shapes = {name for name, *_ in SHAPES}
     other_shapes = [name for name in OTHER_SPARK_SHAPES if name in timed_shapes]
+    if also_on and not other_shapes:
+        print(f"\nnot run on Spark {', '.join(also_on)}: those runs take the shapes of "
+              f"{', '.join(OTHER_SPARK_SHAPES)} timed here, and none was")
     for other in also_on if other_shapes else []:
         on_other_spark(other, other_shapes, rows, repeat, out)
 
