@@ -91,10 +91,3 @@ def test_cli_sql_csv_and_exit_codes():
     bad = _cli("sql", "--master", "local[1]", "SELECT df_avg('text')")
     assert bad.returncode == 1 and "df_avg" in bad.stderr
     assert _cli("sql").returncode == 2
-
-
-@pytest.mark.spark
-def test_cli_demo_matches_the_reference_model():
-    run = _cli("demo", "--master", "local[2]", timeout=600)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert "every result matches the reference model" in run.stdout
