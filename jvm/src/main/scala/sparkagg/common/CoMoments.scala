@@ -340,25 +340,20 @@ final class CoMomentGroups(fn: CoMomentAggregate, pair: Boolean) extends GroupsA
 
   private def emitted(emit: EmitTo): CoMoments = moments(count.emit(emit), doubles.map(_.emit(emit)))
 
-  /** Rows of the batch to use: kept by the filter and no argument NULL. */
-  private def present(a: Column, b: Column, f: Column, i: Int): Boolean =
-    GroupsAccumulator.keep(f, i) && !a.isNullAt(i) && (b == null || !b.isNullAt(i))
-
   def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
     val m = resize(totalGroups)
-    val (a, f) = (values.column(0), filter.orNull)
+    val a = values.column(0)
+    val b = if (pair) values.column(1) else null
+    val taken = GroupColumns.taken(values.numRows, filter, (if (pair) Seq(a, b) else Seq(a)): _*)
+    val (arrayA, arrayB) = (GroupColumns.doubleArray(a), if (pair) GroupColumns.doubleArray(b) else null)
     var i = 0
-    if (pair) {
-      val b = values.column(1)
-      while (i < values.numRows) {
-        if (present(a, b, f, i)) CoMoments.add(m, groupIndices(i), a.getDouble(i), b.getDouble(i))
-        i += 1
+    while (i < values.numRows) {
+      if (taken == null || taken(i)) {
+        val x = if (arrayA != null) arrayA(i) else a.getDouble(i)
+        if (!pair) CoMoments.add(m, groupIndices(i), x)
+        else CoMoments.add(m, groupIndices(i), x, if (arrayB != null) arrayB(i) else b.getDouble(i))
       }
-    } else {
-      while (i < values.numRows) {
-        if (present(a, null, f, i)) CoMoments.add(m, groupIndices(i), a.getDouble(i))
-        i += 1
-      }
+      i += 1
     }
   }
 

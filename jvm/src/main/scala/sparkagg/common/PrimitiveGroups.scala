@@ -79,19 +79,26 @@ private[sparkagg] object GroupDoubleSums {
  */
 private[sparkagg] abstract class DoubleSumCountGroups(countFirst: Boolean) extends GroupsAccumulator {
   private val sums = new GroupDoubleSums
-  private val counts = new LongVector
-  private val nulls = new NullState
+  private val counts = new LongVector // a group's count says whether it saw a value: no NullState
   private val (sumField, countField) = if (countFirst) (1, 0) else (0, 1)
 
-  private def resize(totalGroups: Int): Unit = {
-    sums.resize(totalGroups); counts.resize(totalGroups); nulls.resize(totalGroups)
-  }
+  private def resize(totalGroups: Int): Unit = { sums.resize(totalGroups); counts.resize(totalGroups) }
 
   def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
     resize(totalGroups)
     val (s, fl, c) = (sums.sums, sums.nonFinite, counts.array)
-    nulls.accumulateDouble(groupIndices, values.column(0), values.numRows, filter, totalGroups,
-      (g, v) => { GroupDoubleSums.add(s, fl, g, v); c(g) += 1 })
+    val column = values.column(0)
+    val taken = GroupColumns.taken(values.numRows, filter, column)
+    val array = GroupColumns.doubleArray(column)
+    var i = 0
+    while (i < values.numRows) {
+      if (taken == null || taken(i)) {
+        val g = groupIndices(i)
+        GroupDoubleSums.add(s, fl, g, if (array != null) array(i) else column.getDouble(i))
+        c(g) += 1
+      }
+      i += 1
+    }
   }
 
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
@@ -116,9 +123,7 @@ private[sparkagg] abstract class DoubleSumCountGroups(countFirst: Boolean) exten
   /** The emitted groups' sums and counts. */
   protected def emitted(emit: EmitTo): (Array[Double], Array[Long]) = {
     val s = sums.emit(emit)
-    val c = counts.emit(emit)
-    nulls.build(emit)
-    (s, c)
+    (s, counts.emit(emit))
   }
 
   private def columns(s: Array[Double], c: Array[Long]): Array[Column] = {
@@ -132,12 +137,12 @@ private[sparkagg] abstract class DoubleSumCountGroups(countFirst: Boolean) exten
   override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
     val n = values.numRows
     val v = values.column(0)
-    val c = GroupColumns.rowCounts(v, n, filter)
+    val c = GroupColumns.rowCounts(n, filter, v)
     columns(Array.tabulate(n)(i => if (c(i) != 0) v.getDouble(i) else 0.0), c)
   }
   override def supportsConvertToState: Boolean = true
 
-  def size: Long = sums.size + counts.size + nulls.size
+  def size: Long = sums.size + counts.size
 }
 
 /**
@@ -165,7 +170,7 @@ private[sparkagg] final class FoldGroups(fold: PrimitiveFold[_]) extends GroupsA
 
   override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
     val c = values.column(0)
-    Array(fold.rows(c, GroupColumns.rowCounts(c, values.numRows, filter)))
+    Array(fold.rows(c, GroupColumns.rowCounts(values.numRows, filter, c)))
   }
   override def supportsConvertToState: Boolean = true
 
@@ -252,15 +257,32 @@ private[sparkagg] object GroupColumns {
     bits
   }
 
-  /** convertToState's count field: 1 where the row is kept and (for `values`) non-NULL, else 0. */
-  def rowCounts(values: Column, numRows: Int, filter: Option[Column]): Array[Long] = {
+  /** The rows an accumulator takes, kept by the filter and NULL in none of `columns`; null when it takes every
+   *  row. Asked once per batch, so that the accumulator's own loop makes no call per row to learn it. */
+  def taken(numRows: Int, filter: Option[Column], columns: Column*): Array[Boolean] = {
+    val nullable = columns.filter(_.hasNulls).toArray
+    if (filter.isEmpty && nullable.isEmpty) return null
     val f = filter.orNull
-    val counts = new Array[Long](numRows)
+    val taken = new Array[Boolean](numRows)
     var i = 0
     while (i < numRows) {
-      if (GroupsAccumulator.keep(f, i) && (values == null || !values.isNullAt(i))) counts(i) = 1L
+      var keep = GroupsAccumulator.keep(f, i)
+      var j = 0
+      while (keep && j < nullable.length) { keep = !nullable(j).isNullAt(i); j += 1 }
+      taken(i) = keep
       i += 1
     }
-    counts
+    taken
+  }
+
+  /** A gathered batch's values as their array (a [[DoubleColumn]]'s or [[LongColumn]]'s), read without a
+   *  call per row; null for any other column, read through its getter. */
+  def doubleArray(column: Column): Array[Double] = column match { case d: DoubleColumn => d.values; case _ => null }
+  def longArray(column: Column): Array[Long] = column match { case l: LongColumn => l.values; case _ => null }
+
+  /** convertToState's count field: 1 where the row is kept and NULL in none of `columns`, else 0. */
+  def rowCounts(numRows: Int, filter: Option[Column], columns: Column*): Array[Long] = {
+    val rows = taken(numRows, filter, columns: _*)
+    Array.tabulate(numRows)(i => if (rows == null || rows(i)) 1L else 0L)
   }
 }

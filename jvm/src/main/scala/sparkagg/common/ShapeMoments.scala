@@ -139,10 +139,13 @@ final class ShapeMomentGroups(fn: ShapeMomentAggregate, fourth: Boolean) extends
 
   def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
     val m = resize(totalGroups)
-    val (v, f) = (values.column(0), filter.orNull)
+    val v = values.column(0)
+    val taken = GroupColumns.taken(values.numRows, filter, v)
+    val array = GroupColumns.doubleArray(v)
     var i = 0
     while (i < values.numRows) {
-      if (GroupsAccumulator.keep(f, i) && !v.isNullAt(i)) ShapeMoments.add(m, groupIndices(i), v.getDouble(i))
+      if (taken == null || taken(i))
+        ShapeMoments.add(m, groupIndices(i), if (array != null) array(i) else v.getDouble(i))
       i += 1
     }
   }

@@ -79,7 +79,7 @@ final class BoolGroups(isAnd: Boolean) extends GroupsAccumulator {
   override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
     val n = values.numRows
     val c = values.column(0)
-    val kept = GroupColumns.rowCounts(c, n, filter)
+    val kept = GroupColumns.rowCounts(n, filter, c)
     Array(new BooleanColumn(Array.tabulate(n)(i => kept(i) != 0 && c.getBoolean(i)), GroupColumns.nonZero(kept), n))
   }
   override def supportsConvertToState: Boolean = true

@@ -2,7 +2,7 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
-import sparkagg.common.{LongColumn, LongVector}
+import sparkagg.common.{GroupColumns, LongColumn, LongVector}
 
 /**
  * count: rows where every argument is non-NULL; `count(*)` and `count()` count all rows.
@@ -71,16 +71,12 @@ final class CountGroups(arity: Int) extends GroupsAccumulator {
     counts.resize(totalGroups)
     val c = counts.array
     val n = values.numRows
-    val f = filter.orNull
-    val nullable = (0 until arity).map(values.column).filter(_.hasNulls).toArray
+    val taken = GroupColumns.taken(n, filter, (0 until arity).map(values.column): _*)
     var i = 0
-    if (f == null && nullable.isEmpty) {
+    if (taken == null) {
       while (i < n) { c(groupIndices(i)) += 1; i += 1 }
     } else {
-      while (i < n) {
-        if (GroupsAccumulator.keep(f, i) && CountGroups.present(nullable, i)) c(groupIndices(i)) += 1
-        i += 1
-      }
+      while (i < n) { if (taken(i)) c(groupIndices(i)) += 1; i += 1 }
     }
   }
 
@@ -104,23 +100,9 @@ final class CountGroups(arity: Int) extends GroupsAccumulator {
 
   override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
     val n = values.numRows
-    val nullable = (0 until arity).map(values.column).filter(_.hasNulls).toArray
-    val f = filter.orNull
-    val c = Array.tabulate(n)(i => if (GroupsAccumulator.keep(f, i) && CountGroups.present(nullable, i)) 1L else 0L)
-    Array(new LongColumn(c, null, n))
+    Array(new LongColumn(GroupColumns.rowCounts(n, filter, (0 until arity).map(values.column): _*), null, n))
   }
   override def supportsConvertToState: Boolean = true
 
   def size: Long = counts.size
-}
-
-private object CountGroups {
-  def present(columns: Array[Column], row: Int): Boolean = {
-    var j = 0
-    while (j < columns.length) {
-      if (columns(j).isNullAt(row)) return false
-      j += 1
-    }
-    true
-  }
 }

@@ -136,18 +136,27 @@ final class DecimalSumAccumulator(in: DecimalType, out: DecimalType, failOnOverf
 final class LongSumGroups(failOnOverflow: Boolean, wrap: Boolean) extends GroupsAccumulator {
   private val sums = new GroupLongSums
   private val counts = new LongVector
-  private val overflowed = new BitVector
-  private val nulls = new NullState
+  private val overflowed = new BitVector // counts say which groups saw a value: no NullState
 
   private def resize(totalGroups: Int): Unit = {
-    sums.resize(totalGroups); counts.resize(totalGroups); overflowed.resize(totalGroups); nulls.resize(totalGroups)
+    sums.resize(totalGroups); counts.resize(totalGroups); overflowed.resize(totalGroups)
   }
 
   def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
     resize(totalGroups)
     val (lo, hi, c) = (sums.low, sums.high, counts.array)
-    nulls.accumulateLong(groupIndices, values.column(0), values.numRows, filter, totalGroups,
-      (g, v) => { GroupLongSums.add(lo, hi, g, v); c(g) += 1 })
+    val column = values.column(0)
+    val taken = GroupColumns.taken(values.numRows, filter, column)
+    val array = GroupColumns.longArray(column)
+    var i = 0
+    while (i < values.numRows) {
+      if (taken == null || taken(i)) {
+        val g = groupIndices(i)
+        GroupLongSums.add(lo, hi, g, if (array != null) array(i) else column.getLong(i))
+        c(g) += 1
+      }
+      i += 1
+    }
   }
 
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
@@ -174,7 +183,6 @@ final class LongSumGroups(failOnOverflow: Boolean, wrap: Boolean) extends Groups
     val (lo, hi) = sums.emit(emit)
     val c = counts.emit(emit)
     val over = overflowed.emit(emit)
-    nulls.build(emit)
     val validity = new Array[Long](Validity.words(c.length))
     var g = 0
     while (g < c.length) {
@@ -196,13 +204,13 @@ final class LongSumGroups(failOnOverflow: Boolean, wrap: Boolean) extends Groups
   override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
     val n = values.numRows
     val v = values.column(0)
-    val c = GroupColumns.rowCounts(v, n, filter)
+    val c = GroupColumns.rowCounts(n, filter, v)
     val s = Array.tabulate(n)(i => if (c(i) != 0) v.getLong(i) else 0L)
     Array(new LongColumn(s, GroupColumns.nonZero(c), n), new LongColumn(c, null, n))
   }
   override def supportsConvertToState: Boolean = true
 
-  def size: Long = sums.size + counts.size + overflowed.size + nulls.size
+  def size: Long = sums.size + counts.size + overflowed.size
 }
 
 /** Double sum for every group ([[DoubleSumAccumulator]]'s semantics). State: sum (NULL when none), count. */
