@@ -19,8 +19,9 @@ import sparkagg.catalyst.ArrayValues
  * decimals by their unscaled values, anything else as copied Catalyst values. The arrays are reused:
  * a batch's columns are valid until the next batch is built (accumulators copy what they keep).
  *
- * Generated code may hand the values of primitive and string fields over directly (`putLong` ...; which
- * setter a type takes: [[FieldBuilder.setterOf]]) instead of in a row.
+ * Generated code may hand the values of primitive and string fields over without a row ([[FieldBuilder.pushOf]]):
+ * an integer-like or floating value it writes into the field's arrays itself (`valuesOf`, `validityOf`), a
+ * boolean or a string it gives to a setter (`putBoolean`, `putString`).
  */
 private[exec] final class BatchBuilder(fields: Seq[(Int, DataType)], capacity: Int) {
   private val builders: Array[FieldBuilder] = fields.map { case (ordinal, dataType) =>
@@ -47,15 +48,13 @@ private[exec] final class BatchBuilder(fields: Seq[(Int, DataType)], capacity: I
   /** The columns of the first `numRows` appended rows, then ready for the next batch. */
   def columns(numRows: Int): Array[Column] = builders.map(_.build(numRows))
 
-  // Field j of row i given as a value: j's type takes that setter (FieldBuilder.setterOf).
-  def putLong(j: Int, i: Int, isNull: Boolean, v: Long): Unit = {
-    val b = builders(j)
-    if (b.start(i, isNull)) b.asInstanceOf[LongValues].putLong(i, v)
-  }
-  def putDouble(j: Int, i: Int, isNull: Boolean, v: Double): Unit = {
-    val b = builders(j)
-    if (b.start(i, isNull)) b.asInstanceOf[DoubleValues].putDouble(i, v)
-  }
+  /** Field j's values (a long[] or double[]) and validity words, for generated code to write row i's value and
+   *  bit itself (FieldBuilder.pushOf says which fields), clearing the words first at row 0. The arrays are
+   *  the builder's for its lifetime. */
+  def valuesOf(j: Int): AnyRef = builders(j).asInstanceOf[InPlaceValues].values
+  def validityOf(j: Int): Array[Long] = builders(j).validity
+
+  // Field j of row i given as a value: j's type takes that setter (FieldBuilder.pushOf).
   def putBoolean(j: Int, i: Int, isNull: Boolean, v: Boolean): Unit = {
     val b = builders(j)
     if (b.start(i, isNull)) b.asInstanceOf[BooleanBuilder].putBoolean(i, v)
@@ -67,7 +66,7 @@ private[exec] final class BatchBuilder(fields: Seq[(Int, DataType)], capacity: I
 }
 
 private abstract class FieldBuilder(ordinal: Int, capacity: Int) {
-  protected val validity = new Array[Long](Validity.words(capacity))
+  val validity = new Array[Long](Validity.words(capacity))
 
   final def append(row: InternalRow, i: Int): Unit = if (start(i, row.isNullAt(ordinal))) put(row, ordinal, i)
 
@@ -95,13 +94,21 @@ private[exec] object FieldBuilder {
     case _ => false
   }
 
-  /** The [[BatchBuilder]] setter generated code hands a value of this type to, if any. */
-  def setterOf(dataType: DataType): Option[String] = dataType match {
-    case t if intLike(t) || longLike(t) => Some("putLong")
-    case FloatType | DoubleType => Some("putDouble")
-    case BooleanType => Some("putBoolean")
-    case _: StringType => Some("putString")
+  /** How generated code hands a value of this type to a [[BatchBuilder]] without a row, if it can. */
+  def pushOf(dataType: DataType): Option[Push] = dataType match {
+    case t if intLike(t) || longLike(t) => Some(Push.InPlace("long[]"))
+    case FloatType | DoubleType => Some(Push.InPlace("double[]"))
+    case BooleanType => Some(Push.Setter("putBoolean"))
+    case _: StringType => Some(Push.Setter("putString"))
     case _ => None
+  }
+
+  sealed trait Push
+  object Push {
+    /** Written by the generated code into the field's array of this Java type (a widening assignment). */
+    final case class InPlace(javaArray: String) extends Push
+    /** Given to this BatchBuilder setter. */
+    final case class Setter(name: String) extends Push
   }
 
   def apply(ordinal: Int, dataType: DataType, capacity: Int): FieldBuilder = dataType match {
@@ -121,40 +128,37 @@ private[exec] object FieldBuilder {
 
 // Each primitive builder reads its field by the width Catalyst stores it in.
 
-private trait LongValues { def putLong(i: Int, v: Long): Unit }
-private trait DoubleValues { def putDouble(i: Int, v: Double): Unit }
+/** A builder whose values generated code may write in place (`FieldBuilder.Push.InPlace`). */
+private trait InPlaceValues { def values: AnyRef }
 
-private final class LongBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) with LongValues {
-  private val values = new Array[Long](capacity)
+private final class LongBuilder(ordinal: Int, capacity: Int)
+  extends FieldBuilder(ordinal, capacity) with InPlaceValues {
+  val values = new Array[Long](capacity)
   protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getLong(o)
   def appendUnsafe(row: UnsafeRow, i: Int): Unit = if (start(i, row.isNullAt(ordinal))) values(i) = row.getLong(ordinal)
-  def putLong(i: Int, v: Long): Unit = values(i) = v
   protected def make(validity: Array[Long], n: Int): Column = new LongColumn(values, validity, n)
 }
 
-private final class IntBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) with LongValues {
-  private val values = new Array[Long](capacity)
+private final class IntBuilder(ordinal: Int, capacity: Int) extends FieldBuilder(ordinal, capacity) with InPlaceValues {
+  val values = new Array[Long](capacity)
   protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getInt(o)
   def appendUnsafe(row: UnsafeRow, i: Int): Unit = if (start(i, row.isNullAt(ordinal))) values(i) = row.getInt(ordinal)
-  def putLong(i: Int, v: Long): Unit = values(i) = v
   protected def make(validity: Array[Long], n: Int): Column = new LongColumn(values, validity, n)
 }
 
 private final class DoubleBuilder(ordinal: Int, capacity: Int)
-  extends FieldBuilder(ordinal, capacity) with DoubleValues {
-  private val values = new Array[Double](capacity)
+  extends FieldBuilder(ordinal, capacity) with InPlaceValues {
+  val values = new Array[Double](capacity)
   protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getDouble(o)
   def appendUnsafe(row: UnsafeRow, i: Int): Unit =
     if (start(i, row.isNullAt(ordinal))) values(i) = row.getDouble(ordinal)
-  def putDouble(i: Int, v: Double): Unit = values(i) = v
   protected def make(validity: Array[Long], n: Int): Column = new DoubleColumn(values, validity, n)
 }
 
 private final class FloatBuilder(ordinal: Int, capacity: Int)
-  extends FieldBuilder(ordinal, capacity) with DoubleValues {
-  private val values = new Array[Double](capacity)
+  extends FieldBuilder(ordinal, capacity) with InPlaceValues {
+  val values = new Array[Double](capacity)
   protected def put(row: InternalRow, o: Int, i: Int): Unit = values(i) = row.getFloat(o)
-  def putDouble(i: Int, v: Double): Unit = values(i) = v
   protected def make(validity: Array[Long], n: Int): Column = new DoubleColumn(values, validity, n)
 }
 

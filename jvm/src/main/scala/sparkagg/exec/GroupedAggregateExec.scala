@@ -251,13 +251,26 @@ case class GroupedAggregateExec(
           ev =>
             if (k.dataType == StringType) s"$agg.keyString(${ev.isNull} ? null : ${ev.value});"
             else s"$agg.keyLong(${ev.isNull}, ${ev.value});"))
+      val position = ctx.freshName("position")
       val fields = setup.readExpressions.zipWithIndex.map { case (e, j) =>
         computed(
           e,
           ev =>
-            FieldBuilder.setterOf(e.dataType).get match {
-              case "putString" => s"$agg.putString($j, ${ev.isNull} ? null : ${ev.value});"
-              case setter => s"$agg.$setter($j, ${ev.isNull}, ${ev.value});"
+            FieldBuilder.pushOf(e.dataType).get match {
+              case FieldBuilder.Push.InPlace(javaArray) =>
+                // The field's arrays live as long as the aggregation: fetched once, written with no call.
+                val values = ctx.addMutableState(javaArray, "fieldValues",
+                  v => s"$v = ($javaArray) $agg.valuesOf($j);")
+                val validity = ctx.addMutableState("long[]", "fieldValidity", v => s"$v = $agg.validityOf($j);")
+                s"""
+                   |if ($position == 0) java.util.Arrays.fill($validity, 0L);
+                   |if (!${ev.isNull}) {
+                   |  $values[$position] = ${ev.value};
+                   |  $validity[$position >>> 6] |= 1L << $position;
+                   |}
+                 """.stripMargin
+              case FieldBuilder.Push.Setter("putString") => s"$agg.putString($j, ${ev.isNull} ? null : ${ev.value});"
+              case FieldBuilder.Push.Setter(setter) => s"$agg.$setter($j, ${ev.isNull}, ${ev.value});"
             }
         )
       }
@@ -266,6 +279,7 @@ case class GroupedAggregateExec(
         child.output.zipWithIndex.map { case (a, i) => BoundReference(i, a.dataType, a.nullable) })
       s"""
          |if ($agg.takesValues()) {
+         |  int $position = $agg.position();
          |  ${key.getOrElse(s"$agg.keyless();")}
          |  ${fields.mkString("\n")}
          |  ${handOnIf(s"$agg.endRow()")}

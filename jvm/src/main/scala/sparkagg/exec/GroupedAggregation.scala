@@ -48,7 +48,7 @@ private[exec] object GroupedInput {
  * and `nextPending`). A pushed row that arrives while output rows are pending waits, copied, until they
  * are read: the pending rows may still read the arrays the next batch would be gathered into. While none
  * are pending, generated code may give a row's key and gathered fields as values instead of a row
- * (`takesValues`, then `keyLong` ..., `putLong` ..., `endRow`).
+ * (`takesValues`, then `keyLong` ..., the fields, `endRow`).
  *
  * A `packer` turns the output rows into packets for the shuffle ([[StatePackets]]); the last emission, at the
  * end of the input, sends every packet left.
@@ -167,9 +167,11 @@ private[exec] final class GroupedAggregation(
   def keyless(): Unit = groupIndices(pushed) = 0
   def keyLong(isNull: Boolean, key: Long): Unit = groups.stageLong(pushed, isNull, key, groupIndices)
   def keyString(key: UTF8String): Unit = groups.stageString(pushed, key, groupIndices)
-  // Gathered field j of the row (j indexes the setup's valueFields).
-  def putLong(j: Int, isNull: Boolean, v: Long): Unit = batch.putLong(j, pushed, isNull, v)
-  def putDouble(j: Int, isNull: Boolean, v: Double): Unit = batch.putDouble(j, pushed, isNull, v)
+  // Gathered field j of the row (j indexes the setup's valueFields): written by the generated code into
+  // field j's arrays at the row's position, or given to a setter (FieldBuilder.pushOf).
+  def position: Int = pushed
+  def valuesOf(j: Int): AnyRef = batch.valuesOf(j)
+  def validityOf(j: Int): Array[Long] = batch.validityOf(j)
   def putBoolean(j: Int, isNull: Boolean, v: Boolean): Unit = batch.putBoolean(j, pushed, isNull, v)
   def putString(j: Int, v: UTF8String): Unit = batch.putString(j, pushed, v)
 

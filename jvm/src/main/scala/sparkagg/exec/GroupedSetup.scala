@@ -132,7 +132,7 @@ private[exec] final class GroupedSetup(
   /** Whether generated code can push each row's key and gathered fields as values ([[GroupedAggregation.takesValues]]):
    *  a table of no key, one integer-like or one string key, and fields of types a builder takes as values. */
   val pushesValues: Boolean = !sortedInput && (keys.isEmpty || oneLongKey.isDefined || oneStringKey.isDefined) &&
-    readExpressions.forall(e => FieldBuilder.setterOf(e.dataType).isDefined)
+    readExpressions.forall(e => FieldBuilder.pushOf(e.dataType).isDefined)
 
   private def oneLongKey: Option[BoundReference] = keys match {
     case Seq(b: BoundReference) if LongKeyMap.supports(b.dataType) => Some(b)
