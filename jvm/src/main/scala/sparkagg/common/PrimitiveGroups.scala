@@ -260,14 +260,16 @@ private[sparkagg] object GroupColumns {
   /** The rows an accumulator takes, kept by the filter and NULL in none of `columns`; null when it takes every
    *  row. Asked once per batch, so that the accumulator's own loop makes no call per row to learn it. */
   def taken(numRows: Int, filter: Option[Column], columns: Column*): Array[Boolean] = {
-    val nullable = columns.filter(_.hasNulls).toArray
+    var nullable = Array.empty[Column] // (plain loops: this runs for every batch of every function)
+    var j = 0
+    while (j < columns.length) { if (columns(j).hasNulls) nullable :+= columns(j); j += 1 }
     if (filter.isEmpty && nullable.isEmpty) return null
     val f = filter.orNull
     val taken = new Array[Boolean](numRows)
     var i = 0
     while (i < numRows) {
       var keep = GroupsAccumulator.keep(f, i)
-      var j = 0
+      j = 0
       while (keep && j < nullable.length) { keep = !nullable(j).isNullAt(i); j += 1 }
       taken(i) = keep
       i += 1
