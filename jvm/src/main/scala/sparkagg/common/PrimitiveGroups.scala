@@ -285,6 +285,12 @@ private[sparkagg] object GroupColumns {
   /** convertToState's count field: 1 where the row is kept and NULL in none of `columns`, else 0. */
   def rowCounts(numRows: Int, filter: Option[Column], columns: Column*): Array[Long] = {
     val rows = taken(numRows, filter, columns: _*)
-    Array.tabulate(numRows)(i => if (rows == null || rows(i)) 1L else 0L)
+    val counts = new Array[Long](numRows) // a plain loop: Array.tabulate would box every row's count
+    if (rows == null) java.util.Arrays.fill(counts, 1L)
+    else {
+      var i = 0
+      while (i < numRows) { if (rows(i)) counts(i) = 1L; i += 1 }
+    }
+    counts
   }
 }
