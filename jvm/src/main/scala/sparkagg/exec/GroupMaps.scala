@@ -84,7 +84,7 @@ private[exec] abstract class GroupMap {
 
 private[exec] object RowKeyMap {
   /** The emitted keys, each copied into one row (a [[RowCopy]]). */
-  final class ArenaKeys(arena: WordArena, headers: Array[Int], numKeyFields: Int) extends KeyRows {
+  final class ArenaKeys(arena: WordArena, headers: Array[Int], val numKeyFields: Int) extends KeyRows {
     private val key = new RowCopy(numKeyFields)
 
     def apply(g: Int): InternalRow = {

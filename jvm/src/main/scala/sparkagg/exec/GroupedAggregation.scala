@@ -307,13 +307,14 @@ private[exec] final class GroupedAggregation(
   /** The output rows of groups 0 until n: each group's key and columns, projected. A node that passes on
    *  keys alone (the first two of Spark's DISTINCT rewrite) hands on a key kept as an UnsafeRow as it is:
    *  the projection would copy it byte for byte. Every row is a copy: once the last is made, the keys' and
-   *  columns' arrays (`loan`) are given back. Packed, one integer key's groups with bigint and double states
-   *  are written into the packets from the arrays ([[PacketWriter]]), without rows. */
+   *  columns' arrays (`loan`) are given back. Packed, the groups of an integer key or of a key of integer and
+   *  string fields with bigint, double, string and binary states are written into the packets from the arrays
+   *  ([[PacketWriter]]), without rows. */
   private def rowsOf(keys: KeyRows, loan: LargeArrays.Loan, n: Int, columns: Array[Column], types: Seq[DataType])
       : Iterator[InternalRow] = {
     def release(): Unit = { keys.release(); loan.repay() }
     val written = (packer, keys) match {
-      case (Some(p), k: LongKeyMap.Keys) => p.pack(k, columns, types, n, last = finished)(release)
+      case (Some(p), k) => p.pack(k, columns, types, n, last = finished)(release)
       case _ => None
     }
     written.getOrElse(projected(keys, n, columns, types, release))

@@ -7,7 +7,9 @@ import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExchangeExec}
 import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
+import sparkagg.api.EmitTo
 import sparkagg.LocalSpark
 import sparkagg.testing.Sweep
 
@@ -134,7 +136,89 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     }
   }
 
-  test("packets are not written from columns when a state is not a bigint or double column, or the key not first") {
+  test(
+    "packets written from a row key table's keys and string, binary, bigint, double columns are those of the projected rows") {
+    val random = new scala.util.Random(20261129)
+    val keyShapes =
+      Seq[Seq[DataType]](
+        Seq(StringType), Seq(IntegerType, StringType), Seq(StringType, LongType, BooleanType, StringType))
+    def randomString(): UTF8String = UTF8String.fromString(random.alphanumeric.take(random.nextInt(20)).mkString)
+    def randomKey(t: DataType): Any =
+      if (random.nextInt(8) == 0) null
+      else t match {
+        case StringType => randomString()
+        case IntegerType => random.nextInt(50)
+        case LongType => random.nextLong()
+        case BooleanType => random.nextBoolean()
+      }
+    val stateKinds = Seq[DataType](StringType, BinaryType, LongType, DoubleType)
+    for (keyTypes <- keyShapes; numStates <- Seq(0, 1, 4, 63); groups <- Seq(0, 1, 500); n <- Seq(1, 3, 200)) {
+      val label = s"${keyTypes.mkString(",")} key, $numStates states, $groups groups, $n partitions"
+      val stateTypes = Seq.tabulate(numStates)(c => stateKinds(c % stateKinds.size))
+      val keyAttributes = keyTypes.zipWithIndex.map { case (t, f) => AttributeReference(s"k$f", t)() }
+      val unpacked = keyAttributes ++ stateTypes.zipWithIndex.map { case (t, c) => AttributeReference(s"s$c", t)() }
+      val packing = StatePackets(keyAttributes, n, unpacked, AttributeReference("route", IntegerType)(),
+        AttributeReference("states", BinaryType)())
+      val keyProjection = UnsafeProjection.create(keyTypes.toArray)
+      val map = new RowKeyMap(keyProjection, keyTypes.size, keyTypes.zipWithIndex.map { case (t, f) => (f, t) })
+      val group = new Array[Int](1)
+      val keyValues = Iterator.continually(keyTypes.map(randomKey))
+        .filter { k => // staged as the operator stages a row's key fields, then looked up
+          val before = map.numGroups
+          map.stage(InternalRow.fromSeq(k), 0, group)
+          map.finishBatch(1, group)
+          map.numGroups > before
+        }
+        .take(groups).toIndexedSeq
+      assert(map.numGroups == groups, label)
+      val valid = Array.fill(numStates, groups)(random.nextInt(5) != 0)
+      val values = Array.tabulate(numStates, groups) { (c, _) =>
+        stateTypes(c) match {
+          case StringType => randomString().getBytes
+          case BinaryType => Array.fill(random.nextInt(30))(random.nextInt(256).toByte)
+          case LongType => random.nextLong()
+          case DoubleType => random.nextGaussian()
+        }
+      }
+      def bits(c: Int): Array[Long] = {
+        val words = new Array[Long]((groups + 63) / 64)
+        for (g <- 0 until groups if valid(c)(g)) words(g >> 6) |= 1L << g
+        words
+      }
+      val columns: Array[sparkagg.api.Column] = Array.tabulate(numStates) { c =>
+        stateTypes(c) match {
+          case LongType => new sparkagg.common.LongColumn(values(c).map(_.asInstanceOf[Long]), bits(c), groups)
+          case DoubleType => new sparkagg.common.DoubleColumn(values(c).map(_.asInstanceOf[Double]), bits(c), groups)
+          case _ =>
+            val held =
+              (0 until groups).map(g => if (valid(c)(g)) values(c)(g).asInstanceOf[Array[Byte]] else Array[Byte]())
+            new sparkagg.common.BinaryColumn(
+              held.flatten.toArray, held.scanLeft(0)(_ + _.length).toArray, bits(c), groups)
+        }
+      }
+      val project = UnsafeProjection.create(unpacked.map(_.dataType).toArray)
+      val rows = (0 until groups).iterator.map { g =>
+        val states = (0 until numStates).map { c =>
+          if (!valid(c)(g)) null
+          else if (stateTypes(c) == StringType) UTF8String.fromBytes(values(c)(g).asInstanceOf[Array[Byte]])
+          else values(c)(g)
+        }
+        project(InternalRow.fromSeq(keyValues(g) ++ states))
+      }
+      def bytes(packets: Iterator[InternalRow]): Seq[Seq[Byte]] =
+        packets.map(_.asInstanceOf[org.apache.spark.sql.catalyst.expressions.UnsafeRow].getBytes.toSeq).toSeq
+      val projected = bytes(new PacketWriter(packing).pack(rows, last = true))
+      var done = 0
+      val written = new PacketWriter(packing).pack(map.emit(EmitTo.All), columns, stateTypes, groups, last = true) {
+        () => done += 1
+      }
+      assert(written.isDefined, label)
+      assert(bytes(written.get) == projected, label)
+      assert(done == 1, label)
+    }
+  }
+
+  test("packets are not written from columns when a state's column is not of its type, or the key not first") {
     val key = AttributeReference("key", LongType)()
     val state = AttributeReference("s", StringType)()
     val route = AttributeReference("route", IntegerType)()
