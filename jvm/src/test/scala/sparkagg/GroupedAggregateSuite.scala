@@ -349,6 +349,21 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     }
   }
 
+  test("a Final node's rows, written from its keys and columns when they are its output as they are, else projected") {
+    for (sql <- Seq(
+        "SELECT s, df_min(CAST(u AS STRING)), df_sum(l) FROM t GROUP BY s",
+        "SELECT df_min(CAST(u AS STRING)) AS m, s FROM t GROUP BY s",
+        "SELECT s, s AS again, df_max(s) AS a, df_max(s) AS b FROM t GROUP BY s",
+        "SELECT upper(s), length(df_min(s)), df_count(*) + 1 FROM t GROUP BY s",
+        "SELECT k, b, df_max(d), df_max(s), df_count(*) FROM t GROUP BY k, b",
+        "SELECT df_max(s), k FROM t GROUP BY k"
+      )) {
+      val (grouped, typed, nodes) = bothPaths(sql)
+      assert(nodes.map(_.mode) == Seq(GroupedMode.Final, GroupedMode.Partial), sql)
+      assert(grouped.size > 10 && grouped.map(_.toString).sorted == typed.map(_.toString).sorted, sql)
+    }
+  }
+
   test("floating keys: NaN is one group, 0.0 and -0.0 are one group, as Spark groups them") {
     val (grouped, typed, nodes) = bothPaths("SELECT d, df_count(*), df_sum(x) FROM VALUES (double('NaN'), 1), " +
       "(double('NaN'), 2), (0.0D, 3), (-0.0D, 4), (NULL, 5) AS v(d, x) GROUP BY d ORDER BY d")

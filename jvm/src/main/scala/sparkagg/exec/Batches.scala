@@ -342,9 +342,15 @@ private final class BinaryBuilder(ordinal: Int, capacity: Int, strings: Boolean)
 
   def putString(i: Int, value: UTF8String): Unit = { fillTo(i); write(value); ended(i) }
 
+  // A string over a byte array (a scan's vector, a row's) by System.arraycopy: writeToMemory's
+  // Unsafe.copyMemory checks its arguments on every call, which costs more than copying a short string.
   private def write(value: UTF8String): Unit = {
     room(value.numBytes)
-    value.writeToMemory(bytes, Platform.BYTE_ARRAY_OFFSET + length)
+    value.getBaseObject match {
+      case array: Array[Byte] =>
+        System.arraycopy(array, (value.getBaseOffset - Platform.BYTE_ARRAY_OFFSET).toInt, bytes, length, value.numBytes)
+      case _ => value.writeToMemory(bytes, Platform.BYTE_ARRAY_OFFSET + length)
+    }
     length += value.numBytes
   }
 

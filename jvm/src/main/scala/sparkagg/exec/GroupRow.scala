@@ -1,7 +1,7 @@
 package sparkagg.exec
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeArrayData}
+import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeArrayData, UnsafeRow}
 import org.apache.spark.sql.catalyst.util.{ArrayData, MapData}
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
@@ -207,5 +207,123 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
   def copy(): InternalRow = {
     val fieldTypes = keyTypes ++ types
     new GenericInternalRow(Array.tabulate[Any](numFields)(i => InternalRow.copyValue(get(i, fieldTypes(i)))))
+  }
+}
+
+/**
+ * Emitted groups' rows of (keys, columns) written from a group table's keys and the columns' arrays as an
+ * UnsafeProjection of them lays a row out: null bits, a word per field (an integer in the low bytes of its
+ * zeroed word, a string's offset and size, a NULL field's word zero), then the strings' bytes in field order,
+ * each padded with zeros to a whole word. No row of values is made and then copied, no field read through a
+ * row, no string object made per value. A [[RowKeyMap]]'s key is such a row already: its words and bytes are
+ * copied, its strings' offsets moved by the room the columns' words take. Rows of the forms
+ * [[ColumnRows.writes]] accepts: [[load]] a group, then [[write]] its [[size]] bytes.
+ */
+private[exec] final class ColumnRows(keys: KeyRows, keyTypes: Seq[DataType], columns: Array[Column]) {
+  private val numKeys = keyTypes.size
+  private val numColumns = columns.length
+  private val nullWords = Validity.words(numKeys + numColumns)
+  private val fixed = 8 * (nullWords + numKeys + numColumns)
+  private val longKeys = keys match { case k: LongKeyMap.Keys => k; case _ => null }
+  private val keyMask = if (longKeys == null) 0L
+  else RowKeyMap.wordWidth(keyTypes.head) match {
+    case 8 => -1L
+    case width => (1L << (8 * width)) - 1
+  }
+  private val keyNullWords = Validity.words(numKeys)
+  private val keyFixed = 8 * (keyNullWords + numKeys)
+  private val keyStrings = keyTypes.map(_ == StringType).toArray
+  private val longs = columns.map { case c: LongColumn => c.values; case _ => null }
+  private val doubles = columns.map { case c: DoubleColumn => c.values; case _ => null }
+  private val bytes = columns.map { case c: BinaryColumn => c; case _ => null }
+  private val validity = columns.map {
+    case c: LongColumn => c.validity
+    case c: DoubleColumn => c.validity
+    case c: BinaryColumn => c.validity
+  }
+
+  private var g = 0
+  /** The loaded group's key row ([[RowKeyMap]] keys; null for a [[LongKeyMap]]'s, read by [[nullKey]] and
+   *  [[longKey]]) and its row's size in bytes. */
+  var keyRow: UnsafeRow = null
+  var size = 0
+  def nullKey: Boolean = g == longKeys.nullGroup
+  def longKey: Long = longKeys.values(g)
+
+  def load(group: Int): Unit = {
+    g = group
+    if (longKeys == null) keyRow = keys(g).asInstanceOf[UnsafeRow]
+    size = fixed + (if (keyRow == null) 0 else keyRow.getSizeInBytes - keyFixed)
+    var c = 0
+    while (c < numColumns) {
+      if (bytes(c) != null && Validity.isValid(validity(c), g)) size += (bytes(c).length(g) + 7) & ~7
+      c += 1
+    }
+  }
+
+  /** The loaded group's row at `at` of `to`. */
+  def write(to: Array[Byte], at: Long): Unit = {
+    var w = 0
+    while (w < nullWords) { Platform.putLong(to, at + 8L * w, 0L); w += 1 }
+    var tail = fixed
+    if (keyRow == null) {
+      if (nullKey) Platform.putLong(to, at, 1L)
+      Platform.putLong(to, at + 8L * nullWords, if (nullKey) 0L else longKey & keyMask)
+    } else tail = copyKey(to, at)
+    var c = 0
+    while (c < numColumns) {
+      val field = numKeys + c
+      val slot = at + 8L * (nullWords + field)
+      if (!Validity.isValid(validity(c), g)) {
+        Platform.putLong(to, slot, 0L)
+        val word = at + 8L * (field >> 6)
+        Platform.putLong(to, word, Platform.getLong(to, word) | (1L << field))
+      } else if (longs(c) != null) Platform.putLong(to, slot, longs(c)(g))
+      else if (doubles(c) != null) Platform.putDouble(to, slot, doubles(c)(g))
+      else {
+        val n = bytes(c).length(g)
+        Platform.putLong(to, slot, (tail.toLong << 32) | n)
+        val padded = (n + 7) & ~7
+        if (padded > n) Platform.putLong(to, at + tail + padded - 8, 0L)
+        System.arraycopy(bytes(c).bytes, bytes(c).start(g), to, (at - Platform.BYTE_ARRAY_OFFSET).toInt + tail, n)
+        tail += padded
+      }
+      c += 1
+    }
+  }
+
+  /** The key row's null bits, words and strings' bytes into the row at `at`; where the row's bytes go on. */
+  private def copyKey(to: Array[Byte], at: Long): Int = {
+    val base = keyRow.getBaseObject
+    val offset = keyRow.getBaseOffset
+    var w = 0
+    while (w < keyNullWords) { Platform.putLong(to, at + 8L * w, Platform.getLong(base, offset + 8L * w)); w += 1 }
+    val shift = (fixed - keyFixed).toLong << 32
+    var f = 0
+    while (f < numKeys) {
+      val word = Platform.getLong(base, offset + 8L * (keyNullWords + f))
+      Platform.putLong(to, at + 8L * (nullWords + f), if (keyStrings(f) && !keyRow.isNullAt(f)) word + shift else word)
+      f += 1
+    }
+    val tail = keyRow.getSizeInBytes - keyFixed
+    Platform.copyMemory(base, offset + keyFixed, to, at + fixed, tail)
+    fixed + tail
+  }
+}
+
+private[exec] object ColumnRows {
+  /** Whether a [[ColumnRows]] writes these rows: the keys a [[LongKeyMap]] kept, or a [[RowKeyMap]]'s of
+   *  integer-like, boolean and string fields; columns of bigints, doubles, and strings or binaries end to end. */
+  def writes(keys: KeyRows, keyTypes: Seq[DataType], columns: Array[Column], types: Seq[DataType]): Boolean = {
+    val keysWritten = keys match {
+      case _: LongKeyMap.Keys => keyTypes.size == 1
+      case k: RowKeyMap.ArenaKeys => k.numKeyFields == keyTypes.size && RowKeyMap.fieldKeyable(keyTypes)
+      case _ => false
+    }
+    keysWritten && columns.length == types.length && columns.zip(types).forall {
+      case (_: LongColumn, LongType) | (_: DoubleColumn, DoubleType) => true
+      case (_: BinaryColumn, _: StringType | BinaryType) => true
+      case _ => false
+    }
   }
 }

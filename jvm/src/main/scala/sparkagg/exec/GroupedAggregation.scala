@@ -10,6 +10,7 @@ import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.sparkagg.SparkInternals
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.ColumnarBatch
+import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
 import sparkagg.common.LargeArrays
@@ -320,28 +321,50 @@ private[exec] final class GroupedAggregation(
     written.getOrElse(projected(keys, n, columns, types, release))
   }
 
+  /** The output rows: written from the keys and columns ([[ColumnRows]]) when they are those rows as they
+   *  are, else projected from a [[GroupRow]] over them. */
   private def projected(keys: KeyRows, n: Int, columns: Array[Column], types: Seq[DataType], release: () => Unit)
       : Iterator[InternalRow] = {
-    val group = new GroupRow(setup.keyTypes, columns, types)
     val keysOnly = setup.emitsStates && columns.isEmpty
-    val rows = new Iterator[InternalRow] {
-      private var g = 0
-      private var released = false
-      def hasNext: Boolean = g < n || {
-        if (!released) { release(); released = true }
-        false
-      }
-      def next(): InternalRow = {
-        group.key = keys(g)
-        group.group = g
-        g += 1
-        group.key match {
-          case unsafe: UnsafeRow if keysOnly => unsafe
-          case _ => output(group)
+    val rows =
+      if (!keysOnly && setup.rowsAsEmitted && ColumnRows.writes(keys, setup.keyTypes, columns, types))
+        new GroupRows(n, release) {
+          private val write = new ColumnRows(keys, setup.keyTypes, columns)
+          private val row = new UnsafeRow(setup.keyTypes.size + columns.length)
+          private var buffer = new Array[Byte](64)
+          protected def rowOf(g: Int): InternalRow = {
+            write.load(g)
+            if (write.size > buffer.length) buffer = new Array[Byte](math.max(2 * buffer.length, write.size))
+            write.write(buffer, Platform.BYTE_ARRAY_OFFSET)
+            row.pointTo(buffer, write.size)
+            row
+          }
         }
-      }
+      else
+        new GroupRows(n, release) {
+          private val group = new GroupRow(setup.keyTypes, columns, types)
+          protected def rowOf(g: Int): InternalRow = {
+            group.key = keys(g)
+            group.group = g
+            group.key match {
+              case unsafe: UnsafeRow if keysOnly => unsafe
+              case _ => output(group)
+            }
+          }
+        }
+    packer.fold[Iterator[InternalRow]](rows)(_.pack(rows, last = finished))
+  }
+
+  /** Groups 0 until n's rows, each valid until the next; `release` once the last is read. */
+  private abstract class GroupRows(n: Int, release: () => Unit) extends Iterator[InternalRow] {
+    protected def rowOf(g: Int): InternalRow
+    private var g = 0
+    private var released = false
+    def hasNext: Boolean = g < n || {
+      if (!released) { release(); released = true }
+      false
     }
-    packer.fold(rows)(_.pack(rows, last = finished))
+    def next(): InternalRow = { g += 1; rowOf(g - 1) }
   }
 
   /** Sizes every accumulator to the current groups (a global aggregate's one group exists without rows). */

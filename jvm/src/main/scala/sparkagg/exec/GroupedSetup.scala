@@ -144,6 +144,17 @@ private[exec] final class GroupedSetup(
     case _ => None
   }
 
+  /** Whether the output rows are the keys and then the emitted columns as they are: a node's states, or a
+   *  Final node's results when each result expression is a key or a result, in that order, maybe renamed. */
+  val rowsAsEmitted: Boolean = emitsStates || {
+    val emitted = groupingExpressions.map(_.toAttribute) ++ resultAttributes
+    resultExpressions.size == emitted.size && resultExpressions.zip(emitted).forall {
+      case (a: Attribute, e) => a.exprId == e.exprId
+      case (Alias(a: Attribute, _), e) => a.exprId == e.exprId
+      case _ => false
+    }
+  }
+
   /** Output rows from a group's key joined with its values (states, or the results of a Final node). */
   def outputProjection(): UnsafeProjection =
     if (emitsStates) UnsafeProjection.create((keyTypes ++ stateTypes.flatten).toArray)

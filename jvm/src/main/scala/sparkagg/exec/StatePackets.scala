@@ -12,7 +12,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.hash.Murmur3_x86_32
 import sparkagg.api.Column
-import sparkagg.common.{BinaryColumn, DoubleColumn, LongColumn, Validity}
+import sparkagg.common.{DoubleColumn, LongColumn, Validity}
 
 /**
  * The states a Partial (or PartialMerge) node hands a merging node across the shuffle by the keys, in packets:
@@ -185,23 +185,38 @@ private[exec] final class PacketWriter(packing: StatePackets) {
 
   /**
    * What [[pack]] makes of the rows of `groups` groups whose keys are `keys` and whose states are `columns`,
-   * written from the arrays into the packets as the output projection would lay them out: no row made and
-   * then copied, no field read through a row, no string object per value. `done` once the last group is
-   * written. None where the rows are not of that form ([[ColumnRows.writes]]).
+   * written from the arrays into the packets by a [[ColumnRows]]: no row made and then copied. `done` once the
+   * last group is written. None where the rows are not of that form ([[ColumnRows.writes]]), or the packets
+   * are hashed by more than the keys a [[RowKeyMap]] kept, or not by the one key a [[LongKeyMap]] kept.
    */
   def pack(keys: KeyRows, columns: Array[Column], types: Seq[DataType], groups: Int, last: Boolean)(
-      done: () => Unit): Option[Iterator[InternalRow]] =
-    if (!ColumnRows.writes(keys, columns, types)) None
+      done: () => Unit): Option[Iterator[InternalRow]] = {
+    val keyFields = packing.unpacked.take(packing.unpacked.size - columns.length)
+    val partitioned = keys match {
+      case _: LongKeyMap.Keys => keyWidth != 0
+      case _ => packing.keys.flatMap(_.references).forall(r => keyFields.exists(_.exprId == r.exprId))
+    }
+    if (!partitioned || !ColumnRows.writes(keys, keyFields.map(_.dataType), columns, types)) None
     else Some(
       new Packing(last) {
-        private val write = new ColumnRows(keys, columns)
+        private val rows = new ColumnRows(keys, keyFields.map(_.dataType), columns)
         private var g = 0
         protected def more: Boolean = g < groups || {
           if (g == groups) { done(); g += 1 }
           false
         }
-        protected def addNext(): InternalRow = { g += 1; write(g - 1) }
+        protected def addNext(): InternalRow = {
+          rows.load(g)
+          g += 1
+          val p =
+            if (rows.keyRow == null) PacketWriter.partitionOfKey(rows.nullKey, rows.longKey, keyWidth, modulus)
+            else partitionOf(rows.keyRow)
+          val full = reserve(p, rows.size)
+          rows.write(packets(p), Platform.BYTE_ARRAY_OFFSET + used(p) - rows.size)
+          full
+        }
       })
+  }
 
   /** Packets as rows are added; after the last row (`last`), every packet left. */
   private abstract class Packing(last: Boolean) extends Iterator[InternalRow] {
@@ -252,122 +267,6 @@ private[exec] final class PacketWriter(packing: StatePackets) {
     Platform.putLong(packets(p), Platform.BYTE_ARRAY_OFFSET + used(p), size.toLong)
     used(p) += entry
     full
-  }
-
-  private object ColumnRows {
-    /** Whether [[ColumnRows]] writes these rows: the keys of a [[LongKeyMap]] hashed directly, or a
-     *  [[RowKeyMap]]'s keys of integer-like, boolean and string fields that the packets are hashed by alone;
-     *  states of bigints, doubles, and strings or binaries laid end to end. */
-    def writes(keys: KeyRows, columns: Array[Column], types: Seq[DataType]): Boolean = {
-      val numKeys = packing.unpacked.size - columns.length
-      val keysWritten = keys match {
-        case _: LongKeyMap.Keys => keyWidth != 0 && numKeys == 1
-        case k: RowKeyMap.ArenaKeys if k.numKeyFields == numKeys =>
-          val keyFields = packing.unpacked.take(numKeys)
-          RowKeyMap.fieldKeyable(keyFields.map(_.dataType)) &&
-          packing.keys.flatMap(_.references).forall(r => keyFields.exists(_.exprId == r.exprId))
-        case _ => false
-      }
-      keysWritten && columns.length == types.length && columns.zip(types).forall {
-        case (_: LongColumn, LongType) | (_: DoubleColumn, DoubleType) => true
-        case (_: BinaryColumn, _: StringType | BinaryType) => true
-        case _ => false
-      }
-    }
-  }
-
-  /**
-   * Group g's row written into its packet as an UnsafeProjection of (keys, states...) writes it: null bits,
-   * then a word per field (an integer in the low bytes of its zeroed word, a string's offset and size, a NULL
-   * field's word zero), then the strings' bytes in field order, each padded with zeros to a whole word. A
-   * [[RowKeyMap]]'s key is such a row already: its words and its bytes are copied, its strings' offsets moved
-   * by the room the states' words take.
-   */
-  private final class ColumnRows(keys: KeyRows, columns: Array[Column]) {
-    private val states = columns.length
-    private val numKeys = packing.unpacked.size - states
-    private val nullWords = Validity.words(numKeys + states)
-    private val fixed = 8 * (nullWords + numKeys + states)
-    private val longKeys = keys match { case k: LongKeyMap.Keys => k; case _ => null }
-    private val keyMask = if (keyWidth == 8) -1L else 0xffffffffL
-    // A RowKeyMap's key row: its null words and which of its fields are strings (their words hold offsets).
-    private val keyNullWords = Validity.words(numKeys)
-    private val keyFixed = 8 * (keyNullWords + numKeys)
-    private val keyStrings = packing.unpacked.take(numKeys).map(_.dataType == StringType).toArray
-    private val longs = columns.map { case c: LongColumn => c.values; case _ => null }
-    private val doubles = columns.map { case c: DoubleColumn => c.values; case _ => null }
-    private val bytes = columns.map { case c: BinaryColumn => c; case _ => null }
-    private val validity = columns.map {
-      case c: LongColumn => c.validity
-      case c: DoubleColumn => c.validity
-      case c: BinaryColumn => c.validity
-    }
-
-    def apply(g: Int): InternalRow = {
-      val key = if (longKeys == null) keys(g).asInstanceOf[UnsafeRow] else null
-      var size = fixed + (if (key == null) 0 else key.getSizeInBytes - keyFixed)
-      var c = 0
-      while (c < states) {
-        if (bytes(c) != null && Validity.isValid(validity(c), g)) size += (bytes(c).length(g) + 7) & ~7
-        c += 1
-      }
-      val p =
-        if (key == null) PacketWriter.partitionOfKey(g == longKeys.nullGroup, longKeys.values(g), keyWidth, modulus)
-        else partitionOf(key)
-      val full = reserve(p, size)
-      val packet = packets(p)
-      val at = Platform.BYTE_ARRAY_OFFSET + used(p) - size
-      var w = 0
-      while (w < nullWords) { Platform.putLong(packet, at + 8L * w, 0L); w += 1 }
-      var tail = fixed
-      if (key == null) {
-        val isNull = g == longKeys.nullGroup
-        if (isNull) Platform.putLong(packet, at, 1L)
-        Platform.putLong(packet, at + 8L * nullWords, if (isNull) 0L else longKeys.values(g) & keyMask)
-      } else tail = copyKey(key, packet, at)
-      c = 0
-      while (c < states) {
-        val field = numKeys + c
-        val slot = at + 8L * (nullWords + field)
-        if (!Validity.isValid(validity(c), g)) {
-          Platform.putLong(packet, slot, 0L)
-          val word = at + 8L * (field >> 6)
-          Platform.putLong(packet, word, Platform.getLong(packet, word) | (1L << field))
-        } else if (longs(c) != null) Platform.putLong(packet, slot, longs(c)(g))
-        else if (doubles(c) != null) Platform.putDouble(packet, slot, doubles(c)(g))
-        else {
-          val n = bytes(c).length(g)
-          Platform.putLong(packet, slot, (tail.toLong << 32) | n)
-          val padded = (n + 7) & ~7
-          if (padded > n) Platform.putLong(packet, at + tail + padded - 8, 0L)
-          System.arraycopy(bytes(c).bytes, bytes(c).start(g), packet, (at - Platform.BYTE_ARRAY_OFFSET).toInt + tail, n)
-          tail += padded
-        }
-        c += 1
-      }
-      full
-    }
-
-    /** The key row's null bits, words and strings' bytes into the row at `at`; where the row's bytes go on. */
-    private def copyKey(key: UnsafeRow, packet: Array[Byte], at: Long): Int = {
-      val base = key.getBaseObject
-      val offset = key.getBaseOffset
-      var w = 0
-      while (w < keyNullWords) {
-        Platform.putLong(packet, at + 8L * w, Platform.getLong(base, offset + 8L * w)); w += 1
-      }
-      val shift = (fixed - keyFixed).toLong << 32
-      var f = 0
-      while (f < numKeys) {
-        val word = Platform.getLong(base, offset + 8L * (keyNullWords + f))
-        Platform.putLong(packet, at + 8L * (nullWords + f),
-          if (keyStrings(f) && !key.isNullAt(f)) word + shift else word)
-        f += 1
-      }
-      val tail = key.getSizeInBytes - keyFixed
-      Platform.copyMemory(base, offset + keyFixed, packet, at + fixed, tail)
-      fixed + tail
-    }
   }
 
   /** Partition p's packet as a row `(route, states)`, or null if it holds nothing. */
