@@ -14,9 +14,10 @@ import sparkagg.catalyst.CatalystValues
 /**
  * One emitted group as a Catalyst row, read in place: the group's key (fields of `keyTypes`, from
  * `key`) and then row `group` of each of `columns` (an accumulator's states or results, of Catalyst types
- * `types`). An UnsafeProjection over it writes output, state and spill rows; the projection's generated
- * code calls this one class, so its getters inline and long, double and list-of-double columns are read
- * straight from their arrays, with no row of values filled first.
+ * `types`). An UnsafeProjection over it writes the spill rows, and the output and state rows that
+ * [[ColumnRows]] does not write; the projection's generated code calls this one class, so its getters
+ * inline and long, double and list-of-double columns are read straight from their arrays, with no row of
+ * values filled first.
  *
  * A list of doubles is laid out as an UnsafeArrayData in a reused buffer of its column, and a binary value
  * (a packed state) copied into a reused array of its column and length; each is valid until the next group.
