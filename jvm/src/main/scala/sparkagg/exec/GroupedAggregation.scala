@@ -305,24 +305,21 @@ private[exec] final class GroupedAggregation(
     rowsOf(groups.emit(EmitTo.All), new LargeArrays.Loan, n, states, setup.stateTypes.flatten)
   }
 
-  /** The output rows of groups 0 until n: each group's key and columns, projected. A node that passes on
-   *  keys alone (the first two of Spark's DISTINCT rewrite) hands on a key kept as an UnsafeRow as it is:
-   *  the projection would copy it byte for byte. Every row is a copy: once the last is made, the keys' and
-   *  columns' arrays (`loan`) are given back. Packed, the groups of an integer key or of a key of integer and
-   *  string fields with bigint, double, string and binary states are written into the packets from the arrays
-   *  ([[PacketWriter]]), without rows. */
+  /** The output rows of groups 0 until n: each group's key and columns ([[projected]]). Every row is a copy:
+   *  once the last is made, the keys' and columns' arrays (`loan`) are given back. Packed, the groups of an
+   *  integer key or of a key of integer and string fields with bigint, double, string and binary states are
+   *  written into the packets from the arrays ([[PacketWriter]]), without rows. */
   private def rowsOf(keys: KeyRows, loan: LargeArrays.Loan, n: Int, columns: Array[Column], types: Seq[DataType])
       : Iterator[InternalRow] = {
     def release(): Unit = { keys.release(); loan.repay() }
-    val written = (packer, keys) match {
-      case (Some(p), k) => p.pack(k, columns, types, n, last = finished)(release)
-      case _ => None
-    }
-    written.getOrElse(projected(keys, n, columns, types, release))
+    packer.flatMap(_.pack(keys, columns, types, n, last = finished)(release))
+      .getOrElse(projected(keys, n, columns, types, release))
   }
 
   /** The output rows: written from the keys and columns ([[ColumnRows]]) when they are those rows as they
-   *  are, else projected from a [[GroupRow]] over them. */
+   *  are, else projected from a [[GroupRow]] over them. A node that passes on keys alone (the first two of
+   *  Spark's DISTINCT rewrite) hands on a key kept as an UnsafeRow as it is: the projection would copy it
+   *  byte for byte. */
   private def projected(keys: KeyRows, n: Int, columns: Array[Column], types: Seq[DataType], release: () => Unit)
       : Iterator[InternalRow] = {
     val keysOnly = setup.emitsStates && columns.isEmpty

@@ -192,14 +192,15 @@ private[exec] final class PacketWriter(packing: StatePackets) {
   def pack(keys: KeyRows, columns: Array[Column], types: Seq[DataType], groups: Int, last: Boolean)(
       done: () => Unit): Option[Iterator[InternalRow]] = {
     val keyFields = packing.unpacked.take(packing.unpacked.size - columns.length)
+    val keyTypes = keyFields.map(_.dataType)
     val partitioned = keys match {
       case _: LongKeyMap.Keys => keyWidth != 0
       case _ => packing.keys.flatMap(_.references).forall(r => keyFields.exists(_.exprId == r.exprId))
     }
-    if (!partitioned || !ColumnRows.writes(keys, keyFields.map(_.dataType), columns, types)) None
+    if (!partitioned || !ColumnRows.writes(keys, keyTypes, columns, types)) None
     else Some(
       new Packing(last) {
-        private val rows = new ColumnRows(keys, keyFields.map(_.dataType), columns)
+        private val rows = new ColumnRows(keys, keyTypes, columns)
         private var g = 0
         protected def more: Boolean = g < groups || {
           if (g == groups) { done(); g += 1 }
