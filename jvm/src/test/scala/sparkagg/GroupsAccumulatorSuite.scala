@@ -637,6 +637,30 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     assert(out(AccumulatorGroups.of(bound(ArrayAgg, LongType)).evaluate(EmitTo.All), ArrayType(LongType)).isEmpty)
   }
 
+  test("array_agg's emitted lists hold while their loan is open, the next emission taking recycled arrays") {
+    // 3,000 doubles (every 7th NULL) in 1,000 groups, in arrival order: the lists a plain filter gives. The
+    // second emission, of other values in groups of other sizes (so other offsets), would take any array the
+    // first let go of too early and write over it.
+    val rows = 0 until 3000
+    def value(offset: Double, i: Int): Any = if (i % 7 == 0) null else offset + i
+    def emitted(loan: LargeArrays.Loan, offset: Double, group: Int => Int): Column = {
+      val acc = AccumulatorGroups.of(bound(ArrayAgg, DoubleType))
+      acc.updateBatch(Columns(rows.size, doubles(rows.map(value(offset, _)): _*)), rows.map(group).toArray, None, 1000)
+      LargeArrays.lending(loan)(acc.state(EmitTo.All))(0)
+    }
+    def expected(offset: Double, group: Int => Int) =
+      (0 until 1000).map(g => rows.filter(group(_) == g).map(value(offset, _)))
+    def lists(c: Column) = out(c, ArrayType(DoubleType)).map(l => norm(l).asInstanceOf[Array[Any]].toSeq)
+    val (threeEach, uneven) = ((i: Int) => i % 1000, (i: Int) => if (i < 1000) i else i % 500)
+    val (first, second) = (new LargeArrays.Loan, new LargeArrays.Loan)
+    val firstLists = emitted(first, 0.0, threeEach)
+    val secondLists = emitted(second, 0.5, uneven)
+    assert(lists(firstLists) == expected(0.0, threeEach))
+    assert(lists(secondLists) == expected(0.5, uneven))
+    first.repay()
+    second.repay()
+  }
+
   test("hand-worked: median and percentile_cont of each group's sorted values, states sorted, NULL when empty") {
     // Group 0: {3, 1, 2}; 1: {1, 2} (a NULL skipped, 9 filtered out); 2: none; 3: {-0.0, 0.0};
     // 4: {NaN, 5, inf} (NaN sorts greatest); 5: {-inf, inf}.

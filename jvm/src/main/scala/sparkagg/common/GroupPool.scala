@@ -1,7 +1,5 @@
 package sparkagg.common
 
-import java.util.Arrays
-
 import sparkagg.api.{Column, Columns, EmitTo, GroupsAccumulator, ListValues}
 
 /**
@@ -33,7 +31,7 @@ abstract class GroupPool {
   /** A slot for the next value of group g (the values' arrays grown first when the pool is full). */
   protected final def slotFor(g: Int): Int = {
     if (pooled == owner.length) {
-      owner = LargeArrays.copyOf(owner, 2 * pooled)
+      owner = LargeArrays.grown(owner, 2 * pooled)
       growSlots(2 * pooled)
     }
     owner(pooled) = g
@@ -46,18 +44,24 @@ abstract class GroupPool {
   protected final def emitSlots[A](emit: EmitTo)(use: GroupPool.Emitted => A): A = {
     val counts = perGroup.emit(emit)
     val n = counts.length
-    val offsets = new Array[Int](n + 1)
+    // At a million groups these arrays are megabytes each: recycled, not left to the collector. The
+    // offsets may be kept by the emitted column, so they go with the emission's loan.
+    val offsets = LargeArrays.lend(LargeArrays.ints(n + 1))
+    offsets(0) = 0
     var g = 0
     while (g < n) { offsets(g + 1) = offsets(g) + counts(g); g += 1 }
-    val slots = new Array[Int](offsets(n))
-    val cursor = Arrays.copyOf(offsets, n)
+    val slots = LargeArrays.ints(offsets(n))
+    val cursor = LargeArrays.ints(n)
+    System.arraycopy(offsets, 0, cursor, 0, n)
     var slot = 0
     while (slot < pooled) {
       val o = owner(slot)
       if (o < n) { slots(cursor(o)) = slot; cursor(o) += 1 }
       slot += 1
     }
+    LargeArrays.release(cursor)
     val out = use(new GroupPool.Emitted(slots, offsets, counts))
+    LargeArrays.release(slots)
     if (perGroup.length == 0) {
       LargeArrays.release(owner)
       owner = new Array[Int](GroupPool.Initial)

@@ -313,21 +313,35 @@ private[exec] object PacketWriter {
    * A row's partition among `n` as Spark's hash partitioning by `keys` computes it (pmod of the keys'
    * Murmur3 hash, seed 42, a NULL leaving the seed). One integer-like key column is hashed here directly: the
    * generated projection of the partition expression wrote a row per group to read one integer from it, a
-   * tenth of a million-group emission's samples. Any other keys go through that projection.
+   * tenth of a million-group emission's samples. So is one string key (UTF8_BINARY: Murmur3Hash hashes its
+   * bytes; a collated string hashes its collation key), read where it lies in the row (df_array_agg by a million
+   * string keys: 4.8% of the samples through the projection, 3.0% hashed in place). Any other keys go
+   * through that projection.
    */
-  def partitioner(keys: Seq[Expression], input: Seq[Attribute], n: Int): Partitioner =
-    hashedKey(keys, input) match {
-      case Some((key, width)) =>
-        val modulus = new Modulus(n)
+  def partitioner(keys: Seq[Expression], input: Seq[Attribute], n: Int): Partitioner = {
+    val modulus = new Modulus(n)
+    (hashedKey(keys, input), keys) match {
+      case (Some((key, width)), _) =>
         row => {
           val isNull = row.isNullAt(key)
           partitionOfKey(
             isNull, if (isNull) 0L else if (width == 8) row.getLong(key) else row.getInt(key), width, modulus)
         }
-      case None =>
+      case (None, Seq(a: Attribute)) if a.dataType == StringType && input.exists(_.exprId == a.exprId) =>
+        val key = input.indexWhere(_.exprId == a.exprId)
+        row =>
+          modulus(
+            if (row.isNullAt(key)) StatePackets.HashSeed
+            else {
+              val offsetAndSize = row.getLong(key)
+              Murmur3_x86_32.hashUnsafeBytes(row.getBaseObject, row.getBaseOffset + (offsetAndSize >>> 32),
+                offsetAndSize.toInt, StatePackets.HashSeed)
+            })
+      case _ =>
         val projection = UnsafeProjection.create(Seq(HashPartitioning(keys, n).partitionIdExpression), input)
         row => projection(row).getInt(0)
     }
+  }
 
   /** The one key column hashed directly, its ordinal in `input` and how Murmur3Hash reads it (8: a long, 4: an
    *  int); None for any other keys. */

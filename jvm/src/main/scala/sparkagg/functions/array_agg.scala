@@ -232,7 +232,7 @@ private object ElementPool {
 /** bigint or double (`doubles`) elements in one long array, doubles by their bits: no boxing. */
 private final class PrimitivePool(doubles: Boolean) extends ListByListPool {
   private var values = new Array[Long](GroupPool.Initial)
-  def grow(capacity: Int): Unit = values = LargeArrays.copyOf(values, capacity)
+  def grow(capacity: Int): Unit = values = LargeArrays.grown(values, capacity) // a slot is set before it is read
   def reset(capacity: Int): Unit = { LargeArrays.release(values); values = new Array[Long](capacity) }
   def put(slot: Int, column: Column, row: Int): Unit =
     values(slot) = if (doubles) java.lang.Double.doubleToRawLongBits(column.getDouble(row)) else column.getLong(row)
@@ -248,7 +248,7 @@ private final class PrimitivePool(doubles: Boolean) extends ListByListPool {
     if (!doubles) super.lists(order, offsets, present, counts)
     else {
       val n = offsets.length - 1
-      val flat = new Array[Double](order.length)
+      val flat = LargeArrays.lend(LargeArrays.doubles(order.length)) // recycled: a NULL's place is written too
       val elementValidity =
         if (allPresent(order, 0, order.length, present)) null else new Array[Long](Validity.words(flat.length))
       var i = 0
@@ -256,7 +256,7 @@ private final class PrimitivePool(doubles: Boolean) extends ListByListPool {
         if (Validity.isValid(present, order(i))) {
           flat(i) = double(order(i))
           if (elementValidity != null) Validity.set(elementValidity, i)
-        }
+        } else flat(i) = 0.0
         i += 1
       }
       val validity = if (counts == null) null else new Array[Long](Validity.words(n))

@@ -42,6 +42,20 @@ class LargeArraysSuite extends AnyFunSuite {
     assert(LargeArrays.longs(509) eq old)
   }
 
+  test("grown keeps the prefix and leaves a recycled array's rest uncleared; copyOf of a new array is all zero") {
+    val dirty = Array.fill(1051)(-7)
+    LargeArrays.release(dirty)
+    val old = Array.tabulate(521)(_ + 1)
+    val grown = LargeArrays.grown(old, 1051)
+    assert(grown eq dirty)
+    assert(grown.take(521).toSeq == (1 to 521))
+    // The rest holds what the release left there (the tests scribble over a released array), not zeros.
+    assert(grown.drop(521).forall(_ != 0), "grown clears nothing")
+    assert(LargeArrays.ints(521) eq old)
+    val fresh = LargeArrays.copyOf(Array.fill(523)(5L), 1061)
+    assert(fresh.take(523).forall(_ == 5L) && fresh.drop(523).forall(_ == 0L))
+  }
+
   test("zeroed arrays are zero even when recycled") {
     LargeArrays.release(Array.fill(1031)(3))
     assert(LargeArrays.zeroInts(1031).forall(_ == 0))

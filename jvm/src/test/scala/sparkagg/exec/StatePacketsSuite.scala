@@ -54,17 +54,26 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     }
   }
 
-  test("a packet's partition for one integer-like key is what Spark's partition expression gives") {
+  test("a packet's partition for one integer-like or string key is what Spark's partition expression gives") {
     val random = new scala.util.Random(20261128)
     val types = Seq(LongType, IntegerType, DateType, TimestampType, TimestampNTZType, DayTimeIntervalType(),
-      YearMonthIntervalType())
+      YearMonthIntervalType(), StringType)
+    // Every length up to 40 (Murmur3 takes 4 bytes a step and the rest one by one), ASCII and multi-byte.
+    def string(): UTF8String = UTF8String.fromString(
+      Seq.fill(random.nextInt(41))(
+        if (random.nextInt(4) == 0) random.nextInt(0x3000).toChar else random.nextPrintableChar())
+        .mkString)
     for (t <- types; n <- Seq(1, 3, 4, 200)) {
       val input = Seq(AttributeReference("other", LongType)(), AttributeReference("key", t)())
       val spark = BindReferences.bindReference(HashPartitioning(Seq(input(1)), n).partitionIdExpression, input)
       val ours = PacketWriter.partitioner(Seq(input(1)), input, n)
       val toRow = UnsafeProjection.create(input.map(_.dataType).toArray)
       for (i <- 0 until 500) {
-        val key: Any = if (i % 50 == 0) null else if (t.defaultSize == 8) random.nextLong() else random.nextInt(): Any
+        val key: Any =
+          if (i % 50 == 0) null
+          else if (t == StringType) string()
+          else if (t.defaultSize == 8) random.nextLong()
+          else random.nextInt(): Any
         val row = toRow(InternalRow(random.nextLong(), key))
         assert(ours(row) == spark.eval(row), s"$t, $n partitions, key $key")
       }
