@@ -139,34 +139,37 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: lis
         if unknown:
             sys.exit(f"bench_grouped: no shape named {', '.join(sorted(unknown))}")
         SHAPES[:] = [s for s in SHAPES if s[0] in shapes]
-    spark = common.session()
-    folder = Path(tempfile.mkdtemp(prefix="sparkagg-bench-grouped-"))
-    tables(spark, rows, folder)
-    print(f"bench_grouped: {rows:,} rows, local[2], best of {repeat}, each call's runs taking turns with Spark's "
-          "(noop write)")
-    # Each path's code compiled before timing: Spark's, the grouped operator, the TypedImperativeAggregate host.
-    for warm in ("avg(x)", "df_avg(x), df_array_agg(x)"):
-        common.timed(spark, f"warm-up: {warm}", f"SELECT kbig, {warm} FROM cached GROUP BY kbig", repeat=1)
-    spark.conf.set("spark.sparkagg.groups.enabled", "false")
-    common.timed(spark, "warm-up: TypedImperativeAggregate path", "SELECT kbig, df_avg(x) FROM cached GROUP BY kbig",
-                 repeat=1)
-    spark.conf.unset("spark.sparkagg.groups.enabled")
-    timings = {name: timed_calls(spark, view, key, f"{label}, {groups}", repeat, typed=name in TYPED_SHAPES)
-               for name, label, view, key, groups in SHAPES}
-    floor_calls = [c for c in CALLS if c[0] in FLOOR_CALLS]
-    floors = {name: timed_calls(spark, view, "k", f"{SHAPE_LABELS[name]}, the first row alone", repeat, typed=False,
-                                calls=floor_calls) for name, view in FLOOR_SHAPES} if floor_calls else {}
-    minor = sparkagg.spark_minor()
-    default = minor == list(sparkagg.SPARK_LINES)[-1]
-    anchors = datafusion_times(spark, folder / "input.parquet", repeat) if default and not only else {}
-    recorder = common.Recorder("bench_grouped" + ("" if default else f"-spark{minor}"),
-                               "grouped operator" + ("" if default else f" on Spark {minor}"), rows, repeat,
-                               source="bench/bench_grouped.py")
-    report(recorder, timings, anchors, rows)
-    report_floor(recorder, floors, timings, floor_calls, rows)
-    if not only:
-        recorder.write(spark, out)
-    spark.stop()
+    # The Parquet files are deleted at the end: each run writes its own, of 5M rows by default.
+    with tempfile.TemporaryDirectory(prefix="sparkagg-bench-grouped-") as scratch:
+        folder = Path(scratch)
+        spark = common.session()
+        tables(spark, rows, folder)
+        print(f"bench_grouped: {rows:,} rows, local[2], best of {repeat}, each call's runs taking turns with Spark's "
+              "(noop write)")
+        # Each path's code compiled before timing: Spark's, the grouped operator, the TypedImperativeAggregate
+        # host.
+        for warm in ("avg(x)", "df_avg(x), df_array_agg(x)"):
+            common.timed(spark, f"warm-up: {warm}", f"SELECT kbig, {warm} FROM cached GROUP BY kbig", repeat=1)
+        spark.conf.set("spark.sparkagg.groups.enabled", "false")
+        common.timed(spark, "warm-up: TypedImperativeAggregate path",
+                     "SELECT kbig, df_avg(x) FROM cached GROUP BY kbig", repeat=1)
+        spark.conf.unset("spark.sparkagg.groups.enabled")
+        timings = {name: timed_calls(spark, view, key, f"{label}, {groups}", repeat, typed=name in TYPED_SHAPES)
+                   for name, label, view, key, groups in SHAPES}
+        floor_calls = [c for c in CALLS if c[0] in FLOOR_CALLS]
+        floors = {name: timed_calls(spark, view, "k", f"{SHAPE_LABELS[name]}, the first row alone", repeat, typed=False,
+                                    calls=floor_calls) for name, view in FLOOR_SHAPES} if floor_calls else {}
+        minor = sparkagg.spark_minor()
+        default = minor == list(sparkagg.SPARK_LINES)[-1]
+        anchors = datafusion_times(spark, folder / "input.parquet", repeat) if default and not only else {}
+        recorder = common.Recorder("bench_grouped" + ("" if default else f"-spark{minor}"),
+                                   "grouped operator" + ("" if default else f" on Spark {minor}"), rows, repeat,
+                                   source="bench/bench_grouped.py")
+        report(recorder, timings, anchors, rows)
+        report_floor(recorder, floors, timings, floor_calls, rows)
+        if not only:
+            recorder.write(spark, out)
+        spark.stop()
     if spill:
         spill_run()
     timed_shapes = {name for name, *_ in SHAPES}

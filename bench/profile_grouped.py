@@ -6,7 +6,7 @@ generated code pass the charge on to their caller. Prints the split, the garbage
 methods most often on top.
 
     .venv/bin/python bench/profile_grouped.py [--rows N] [--repeat R] [--query "df_sum(x)"] [--groups kbig|k|skey|...]
-                                              [--input parquet|cached|ranged]
+                                              [--input parquet|cached|ranged] [--recording FILE]
 
 A profile explains a ratio measured elsewhere; it measures no ratio itself and records nothing.
 """
@@ -65,36 +65,40 @@ def main() -> None:
                              "k (1k), skey (1M strings), day, ksparse, 'k1, k2'")
     parser.add_argument("--input", default="parquet", choices=["parquet", "cached", "ranged"],
                         help="the Parquet file (default), the same rows cached, or the spark.range query itself")
+    parser.add_argument("--recording", type=Path,
+                        help="keep the JFR recording in FILE, for `jfr print` or JDK Mission Control")
     args = parser.parse_args()
     # Without DebugNonSafepoints a sample is charged to the nearest safepoint (a loop's header, a call),
     # not to the inlined method it was taken in.
     spark = common.session(
         **{"spark.driver.extraJavaOptions": "-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints"})
-    folder = Path(tempfile.mkdtemp(prefix="sparkagg-profile-"))
-    if args.input == "ranged":
-        table = spark.sql(bench_grouped.rows_sql(args.rows))
-    else:
-        spark.sql(bench_grouped.rows_sql(args.rows)).write.parquet(str(folder / "input.parquet"))
-        table = spark.read.parquet(str(folder / "input.parquet"))
-    if args.input == "cached":
-        table = table.cache()
-        table.count()
-    table.createOrReplaceTempView("input")
-    sql = f"SELECT {args.groups}, {args.query} FROM input GROUP BY {args.groups}"
-    common.timed(spark, "warm-up", sql, repeat=2)
-    pid = spark._jvm.java.lang.ProcessHandle.current().pid()
-    assert "-XX:+DebugNonSafepoints" in str(spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
-                                            .getInputArguments()), "the driver JVM lacks -XX:+DebugNonSafepoints"
-    recording = folder / "query.jfr"
-    subprocess.run(["jcmd", str(pid), "JFR.start", "name=sparkagg", "settings=profile"], check=True,
-                   capture_output=True)
-    start = time.perf_counter()
-    best = common.timed(spark, sql, sql, repeat=args.repeat)
-    wall = time.perf_counter() - start
-    subprocess.run(["jcmd", str(pid), "JFR.stop", "name=sparkagg", f"filename={recording}"], check=True,
-                   capture_output=True)
-    spark.stop()
-    report(recording, wall, best, args.repeat)
+    # The input file, and the recording unless --recording names a file, are deleted at the end.
+    with tempfile.TemporaryDirectory(prefix="sparkagg-profile-") as scratch:
+        folder = Path(scratch)
+        if args.input == "ranged":
+            table = spark.sql(bench_grouped.rows_sql(args.rows))
+        else:
+            spark.sql(bench_grouped.rows_sql(args.rows)).write.parquet(str(folder / "input.parquet"))
+            table = spark.read.parquet(str(folder / "input.parquet"))
+        if args.input == "cached":
+            table = table.cache()
+            table.count()
+        table.createOrReplaceTempView("input")
+        sql = f"SELECT {args.groups}, {args.query} FROM input GROUP BY {args.groups}"
+        common.timed(spark, "warm-up", sql, repeat=2)
+        pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+        assert "-XX:+DebugNonSafepoints" in str(spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+                                                .getInputArguments()), "the driver JVM lacks -XX:+DebugNonSafepoints"
+        recording = args.recording.resolve() if args.recording else folder / "query.jfr"
+        subprocess.run(["jcmd", str(pid), "JFR.start", "name=sparkagg", "settings=profile"], check=True,
+                       capture_output=True)
+        start = time.perf_counter()
+        best = common.timed(spark, sql, sql, repeat=args.repeat)
+        wall = time.perf_counter() - start
+        subprocess.run(["jcmd", str(pid), "JFR.stop", "name=sparkagg", f"filename={recording}"], check=True,
+                       capture_output=True)
+        spark.stop()
+        report(recording, wall, best, args.repeat)
 
 
 def _events(recording: Path, event: str) -> list[dict]:

@@ -338,14 +338,15 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
       "d"
     )
     keys.createOrReplaceTempView("keys")
-    val dir = java.nio.file.Files.createTempDirectory("sparkagg-keys").toString
-    keys.write.mode("overwrite").parquet(dir)
-    spark.read.parquet(dir).createOrReplaceTempView("keys_pq")
-    for (view <- Seq("keys", "keys_pq"); key <- Seq("kb, ks, ki, dt, b, kt, kl", "ks, b", "ki, kt", "s")) {
-      val sql = s"SELECT $key, df_sum(l), df_max(d), df_count(*) FROM $view GROUP BY $key ORDER BY $key"
-      val (grouped, typed, nodes) = bothPaths(sql)
-      assert(nodes.nonEmpty && grouped.size > 10, sql)
-      assert(grouped == typed, sql)
+    withTempDir("sparkagg-keys") { dir =>
+      keys.write.mode("overwrite").parquet(dir)
+      spark.read.parquet(dir).createOrReplaceTempView("keys_pq")
+      for (view <- Seq("keys", "keys_pq"); key <- Seq("kb, ks, ki, dt, b, kt, kl", "ks, b", "ki, kt", "s")) {
+        val sql = s"SELECT $key, df_sum(l), df_max(d), df_count(*) FROM $view GROUP BY $key ORDER BY $key"
+        val (grouped, typed, nodes) = bothPaths(sql)
+        assert(nodes.nonEmpty && grouped.size > 10, sql)
+        assert(grouped == typed, sql)
+      }
     }
   }
 
@@ -372,47 +373,49 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
   }
 
   test("a columnar child (Parquet, a cached table) is read batch by batch, in place when columns are plain") {
-    val dir = java.nio.file.Files.createTempDirectory("sparkagg-columnar").toString
-    spark.table("t").write.mode("overwrite").parquet(dir)
-    spark.read.parquet(dir).createOrReplaceTempView("pq")
-    // Strings without a dictionary (s has 101 values, which Parquet would otherwise encode by one): the
-    // scan's vectors hold them end to end, read in place (VectorBytes).
-    val plainDir = java.nio.file.Files.createTempDirectory("sparkagg-plain").toString
-    spark.table("t").write.mode("overwrite").option("parquet.enable.dictionary", "false").parquet(plainDir)
-    spark.read.parquet(plainDir).createOrReplaceTempView("pq_plain")
-    // Spark offers a cached table's batches only when every column of the table is primitive; the node
-    // reads them from a table with other columns too (`wide`), when the columns it reads are primitive.
-    spark.table("t").select("k", "i", "l", "d", "b", "u").cache().createOrReplaceTempView("cached")
-    spark.table("t").where("u >= 0").cache().createOrReplaceTempView("wide")
-    val plain = Seq("df_sum(l)", "df_avg(d)", "df_min(l)", "df_count(i)", "df_array_agg(i)", "df_max(d)",
-      "df_bool_and(b)", "df_var_samp(d) FILTER (WHERE b)")
-    val queries =
-      Seq(
-        "pq" -> plain,
-        "pq" -> calls.map(EveryFunction.sql(_)),
-        "pq" -> plain.map(_.replace("(i)", "(s)")),
-        "pq_plain" -> calls.map(EveryFunction.sql(_)),
-        "pq_plain" -> plain.map(_.replace("(i)", "(s)")),
-        "cached" -> plain,
-        "wide" -> plain
-      )
-    for ((table, aggregates) <- queries) {
-      val from = s" FROM $table GROUP BY k ORDER BY k"
-      val (grouped, typed, nodes) = bothPaths(s"SELECT k, ${aggregates.mkString(", ")}$from")
-      val partial = nodes.find(_.mode == GroupedMode.Partial).get
-      assert(partial.columnarInput, s"$table: the Partial node reads the scan's batches")
-      val names = if (aggregates.size == calls.size) calls else aggregates
-      assertSame(grouped, typed, "k" +: names, groupValues(Seq("k"), from, ""))
+    withTempDir("sparkagg-columnar") { dir =>
+      spark.table("t").write.mode("overwrite").parquet(dir)
+      spark.read.parquet(dir).createOrReplaceTempView("pq")
+      // Strings without a dictionary (s has 101 values, which Parquet would otherwise encode by one): the
+      // scan's vectors hold them end to end, read in place (VectorBytes).
+      withTempDir("sparkagg-plain") { plainDir =>
+        spark.table("t").write.mode("overwrite").option("parquet.enable.dictionary", "false").parquet(plainDir)
+        spark.read.parquet(plainDir).createOrReplaceTempView("pq_plain")
+        // Spark offers a cached table's batches only when every column of the table is primitive; the node
+        // reads them from a table with other columns too (`wide`), when the columns it reads are primitive.
+        spark.table("t").select("k", "i", "l", "d", "b", "u").cache().createOrReplaceTempView("cached")
+        spark.table("t").where("u >= 0").cache().createOrReplaceTempView("wide")
+        val plain = Seq("df_sum(l)", "df_avg(d)", "df_min(l)", "df_count(i)", "df_array_agg(i)", "df_max(d)",
+          "df_bool_and(b)", "df_var_samp(d) FILTER (WHERE b)")
+        val queries =
+          Seq(
+            "pq" -> plain,
+            "pq" -> calls.map(EveryFunction.sql(_)),
+            "pq" -> plain.map(_.replace("(i)", "(s)")),
+            "pq_plain" -> calls.map(EveryFunction.sql(_)),
+            "pq_plain" -> plain.map(_.replace("(i)", "(s)")),
+            "cached" -> plain,
+            "wide" -> plain
+          )
+        for ((table, aggregates) <- queries) {
+          val from = s" FROM $table GROUP BY k ORDER BY k"
+          val (grouped, typed, nodes) = bothPaths(s"SELECT k, ${aggregates.mkString(", ")}$from")
+          val partial = nodes.find(_.mode == GroupedMode.Partial).get
+          assert(partial.columnarInput, s"$table: the Partial node reads the scan's batches")
+          val names = if (aggregates.size == calls.size) calls else aggregates
+          assertSame(grouped, typed, "k" +: names, groupValues(Seq("k"), from, ""))
+        }
+        // One string key, read from the scan's string vector without a projection per row.
+        for (table <- Seq("pq", "pq_plain")) {
+          val byString = s" FROM $table GROUP BY s ORDER BY s"
+          val (grouped, typed, nodes) = bothPaths(s"SELECT s, ${plain.mkString(", ")}$byString")
+          assert(nodes.find(_.mode == GroupedMode.Partial).get.columnarInput)
+          assertSame(grouped, typed, "s" +: plain, groupValues(Seq("s"), byString, ""))
+        }
+        spark.catalog.uncacheTable("cached")
+        spark.catalog.uncacheTable("wide")
+      }
     }
-    // One string key, read from the scan's string vector without a projection per row.
-    for (table <- Seq("pq", "pq_plain")) {
-      val byString = s" FROM $table GROUP BY s ORDER BY s"
-      val (grouped, typed, nodes) = bothPaths(s"SELECT s, ${plain.mkString(", ")}$byString")
-      assert(nodes.find(_.mode == GroupedMode.Partial).get.columnarInput)
-      assertSame(grouped, typed, "s" +: plain, groupValues(Seq("s"), byString, ""))
-    }
-    spark.catalog.uncacheTable("cached")
-    spark.catalog.uncacheTable("wide")
   }
 
   // Streaming plans put Spark's stateful aggregation strategy before the session's, so it never reaches

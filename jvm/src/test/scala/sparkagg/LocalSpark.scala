@@ -26,6 +26,17 @@ trait LocalSpark extends BeforeAndAfterAll { this: Suite =>
       }
   }
 
+  /** Runs `body` with a new directory, then deletes it and all it holds: the tests write Parquet files. */
+  def withTempDir[T](prefix: String)(body: String => T): T = {
+    val dir = java.nio.file.Files.createTempDirectory(prefix)
+    try body(dir.toString)
+    finally {
+      val walk = java.nio.file.Files.walk(dir)
+      try walk.sorted(java.util.Comparator.reverseOrder[java.nio.file.Path]()).forEach(java.nio.file.Files.delete(_))
+      finally walk.close()
+    }
+  }
+
   override def afterAll(): Unit = {
     try spark.stop()
     finally super.afterAll()

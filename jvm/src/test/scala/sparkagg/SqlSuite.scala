@@ -167,52 +167,53 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
   }
 
   test("state as data: daily states stored in Parquet, rolled up by month, equal the direct result") {
-    val dir = java.nio.file.Files.createTempDirectory("sparkagg-states").toString
-    import EveryFunction.{args, calls, comparable, name, stateParams => params}
-    // Spark 3.5 cannot parse WITHIN GROUP, which these four take in EveryFunction.
-    val rolledUp = Functions.all.map(_.name).toSet --
-      (if (SparkFeatures.withinGroup) Nil else Seq("first_value", "last_value", "nth_value", "percentile_cont"))
-    assert(rolledUp == calls.map(name).toSet, "every function's state forms are rolled up")
-    val days = spark.sql("SELECT *, CAST(l % 90 AS INT) AS day FROM t")
-    days.createOrReplaceTempView("days")
-    def within(i: Int) = EveryFunction.within(calls(i))
-    spark.sql(
-      s"SELECT k, day, ${calls.zipWithIndex.map { case (c, i) => s"df_${name(c)}_state${args(c)}${within(i)} AS s$i" }
-          .mkString(", ")} FROM days GROUP BY k, day").write.mode("overwrite").parquet(dir)
-    spark.read.parquet(dir).createOrReplaceTempView("daily")
-    // Months from days, then the whole key from months: rollups of rollups.
-    spark.sql(
-      s"SELECT k, day DIV 30 AS month, ${calls.indices.map(i =>
-          s"df_${name(calls(i))}_merge_state(s$i${params(calls(i))}) AS s$i")
-          .mkString(", ")} FROM daily GROUP BY k, day DIV 30").createOrReplaceTempView("monthly")
-    val merged = rows(
+    withTempDir("sparkagg-states") { dir =>
+      import EveryFunction.{args, calls, comparable, name, stateParams => params}
+      // Spark 3.5 cannot parse WITHIN GROUP, which these four take in EveryFunction.
+      val rolledUp = Functions.all.map(_.name).toSet --
+        (if (SparkFeatures.withinGroup) Nil else Seq("first_value", "last_value", "nth_value", "percentile_cont"))
+      assert(rolledUp == calls.map(name).toSet, "every function's state forms are rolled up")
+      val days = spark.sql("SELECT *, CAST(l % 90 AS INT) AS day FROM t")
+      days.createOrReplaceTempView("days")
+      def within(i: Int) = EveryFunction.within(calls(i))
       spark.sql(
-        s"SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_merge(s$i${params(calls(i))})").mkString(", ")} " +
-          "FROM monthly GROUP BY k ORDER BY k"))
-    val finalized = rows(
+        s"SELECT k, day, ${calls.zipWithIndex.map { case (c, i) => s"df_${name(c)}_state${args(c)}${within(i)} AS s$i" }
+            .mkString(", ")} FROM days GROUP BY k, day").write.mode("overwrite").parquet(dir)
+      spark.read.parquet(dir).createOrReplaceTempView("daily")
+      // Months from days, then the whole key from months: rollups of rollups.
       spark.sql(
-        s"SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_finalize(s$i${params(calls(i))})")
-            .mkString(", ")} FROM (SELECT k, ${calls.indices.map(i =>
+        s"SELECT k, day DIV 30 AS month, ${calls.indices.map(i =>
             s"df_${name(calls(i))}_merge_state(s$i${params(calls(i))}) AS s$i")
-            .mkString(", ")} FROM monthly GROUP BY k) ORDER BY k"))
-    val direct = rows(
-      spark.sql(
-        s"SELECT k, ${calls.indices.map(i => "df_" + calls(i) + within(i)).mkString(", ")} FROM days GROUP BY k ORDER BY k"))
-    // t-digests merged in another order estimate differently (and their merged forms return doubles).
-    val approximate = EveryFunction.approximate.map { case (c, col) =>
-      c -> rows(spark.sql(s"SELECT k, sort_array(collect_list(CAST($col AS DOUBLE))) FROM t GROUP BY k"))
-        .map(r => r.get(0) -> r.getSeq[Double](1).toArray).toMap
-    }
-    for (result <- Seq(merged, finalized)) {
-      assert(result.size == direct.size)
-      result.zip(direct).foreach { case (x, y) =>
-        x.toSeq.zip(y.toSeq).zipWithIndex.foreach { case ((u, v), i) =>
-          val call = if (i == 0) "k" else calls(i - 1)
-          approximate.get(call) match {
-            case Some(groups) =>
-              val sorted = groups(x.get(0))
-              assert(EveryFunction.closeInRank(sorted, u, v), s"$call: $u vs $v")
-            case None => assert(Gen.same(comparable(u), comparable(v)), s"$call: $u vs $v")
+            .mkString(", ")} FROM daily GROUP BY k, day DIV 30").createOrReplaceTempView("monthly")
+      val merged = rows(
+        spark.sql(
+          s"SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_merge(s$i${params(calls(i))})").mkString(", ")} " +
+            "FROM monthly GROUP BY k ORDER BY k"))
+      val finalized = rows(
+        spark.sql(
+          s"SELECT k, ${calls.indices.map(i => s"df_${name(calls(i))}_finalize(s$i${params(calls(i))})")
+              .mkString(", ")} FROM (SELECT k, ${calls.indices.map(i =>
+              s"df_${name(calls(i))}_merge_state(s$i${params(calls(i))}) AS s$i")
+              .mkString(", ")} FROM monthly GROUP BY k) ORDER BY k"))
+      val direct = rows(
+        spark.sql(
+          s"SELECT k, ${calls.indices.map(i => "df_" + calls(i) + within(i)).mkString(", ")} FROM days GROUP BY k ORDER BY k"))
+      // t-digests merged in another order estimate differently (and their merged forms return doubles).
+      val approximate = EveryFunction.approximate.map { case (c, col) =>
+        c -> rows(spark.sql(s"SELECT k, sort_array(collect_list(CAST($col AS DOUBLE))) FROM t GROUP BY k"))
+          .map(r => r.get(0) -> r.getSeq[Double](1).toArray).toMap
+      }
+      for (result <- Seq(merged, finalized)) {
+        assert(result.size == direct.size)
+        result.zip(direct).foreach { case (x, y) =>
+          x.toSeq.zip(y.toSeq).zipWithIndex.foreach { case ((u, v), i) =>
+            val call = if (i == 0) "k" else calls(i - 1)
+            approximate.get(call) match {
+              case Some(groups) =>
+                val sorted = groups(x.get(0))
+                assert(EveryFunction.closeInRank(sorted, u, v), s"$call: $u vs $v")
+              case None => assert(Gen.same(comparable(u), comparable(v)), s"$call: $u vs $v")
+            }
           }
         }
       }
