@@ -33,27 +33,30 @@ object LargeArrays {
   private val pools = new JHashMap[(Class[_], Int), ArrayDeque[WeakReference[AnyRef]]]
 
   /** Arrays of length n whose contents are what they last held (for owners that set before reading). */
-  def longs(n: Int): Array[Long] = take(classOf[Array[Long]], n, 8, new Array[Long](_), zeroFrom = n)
-  def doubles(n: Int): Array[Double] = take(classOf[Array[Double]], n, 8, new Array[Double](_), zeroFrom = n)
-  def ints(n: Int): Array[Int] = take(classOf[Array[Int]], n, 4, new Array[Int](_), zeroFrom = n)
-  def bytes(n: Int): Array[Byte] = take(classOf[Array[Byte]], n, 1, new Array[Byte](_), zeroFrom = n)
+  def longs(n: Int): Array[Long] = longsZeroedFrom(n, n)
+  def doubles(n: Int): Array[Double] = doublesZeroedFrom(n, n)
+  def ints(n: Int): Array[Int] = intsZeroedFrom(n, n)
+  def bytes(n: Int): Array[Byte] = bytesZeroedFrom(n, n)
 
   /** All-zero arrays, as `new` makes them. */
-  def zeroLongs(n: Int): Array[Long] = take(classOf[Array[Long]], n, 8, new Array[Long](_), zeroFrom = 0)
-  def zeroInts(n: Int): Array[Int] = take(classOf[Array[Int]], n, 4, new Array[Int](_), zeroFrom = 0)
-  def zeroDoubles(n: Int): Array[Double] = take(classOf[Array[Double]], n, 8, new Array[Double](_), zeroFrom = 0)
-  def zeroBytes(n: Int): Array[Byte] = take(classOf[Array[Byte]], n, 1, new Array[Byte](_), zeroFrom = 0)
+  def zeroLongs(n: Int): Array[Long] = longsZeroedFrom(n, 0)
+  def zeroInts(n: Int): Array[Int] = intsZeroedFrom(n, 0)
+  def zeroDoubles(n: Int): Array[Double] = doublesZeroedFrom(n, 0)
+  def zeroBytes(n: Int): Array[Byte] = bytesZeroedFrom(n, 0)
 
   /** `java.util.Arrays.copyOf` for an owner that lets go of `old`: the copy is recycled if one is free,
    *  `old` is released. */
-  def copyOf(old: Array[Long], n: Int): Array[Long] =
-    moved(old, take(classOf[Array[Long]], n, 8, new Array[Long](_), zeroFrom = math.min(old.length, n)))
-  def copyOf(old: Array[Int], n: Int): Array[Int] =
-    moved(old, take(classOf[Array[Int]], n, 4, new Array[Int](_), zeroFrom = math.min(old.length, n)))
-  def copyOf(old: Array[Double], n: Int): Array[Double] =
-    moved(old, take(classOf[Array[Double]], n, 8, new Array[Double](_), zeroFrom = math.min(old.length, n)))
-  def copyOf(old: Array[Byte], n: Int): Array[Byte] =
-    moved(old, take(classOf[Array[Byte]], n, 1, new Array[Byte](_), zeroFrom = math.min(old.length, n)))
+  def copyOf(old: Array[Long], n: Int): Array[Long] = moved(old, longsZeroedFrom(n, math.min(old.length, n)))
+  def copyOf(old: Array[Int], n: Int): Array[Int] = moved(old, intsZeroedFrom(n, math.min(old.length, n)))
+  def copyOf(old: Array[Double], n: Int): Array[Double] = moved(old, doublesZeroedFrom(n, math.min(old.length, n)))
+  def copyOf(old: Array[Byte], n: Int): Array[Byte] = moved(old, bytesZeroedFrom(n, math.min(old.length, n)))
+
+  // Each element type's array of length n, zero from `zeroFrom` on (see `take`).
+  private def longsZeroedFrom(n: Int, zeroFrom: Int) = take(classOf[Array[Long]], n, 8, new Array[Long](_), zeroFrom)
+  private def intsZeroedFrom(n: Int, zeroFrom: Int) = take(classOf[Array[Int]], n, 4, new Array[Int](_), zeroFrom)
+  private def doublesZeroedFrom(n: Int, zeroFrom: Int) =
+    take(classOf[Array[Double]], n, 8, new Array[Double](_), zeroFrom)
+  private def bytesZeroedFrom(n: Int, zeroFrom: Int) = take(classOf[Array[Byte]], n, 1, new Array[Byte](_), zeroFrom)
 
   /** `copyOf` for an owner that sets every element past `old`'s before reading it: a recycled copy keeps
    *  what it held there (a pool's slots grown by doubling, where clearing the new half cost 3% of a
