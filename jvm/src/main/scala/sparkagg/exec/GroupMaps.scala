@@ -75,6 +75,10 @@ private[exec] abstract class GroupMap {
     throw new UnsupportedOperationException(s"${getClass.getSimpleName} takes keys in rows")
   def stageString(i: Int, key: UTF8String, groups: Array[Int]): Unit =
     throw new UnsupportedOperationException(s"${getClass.getSimpleName} takes keys in rows")
+  /** Where [[stageLong]] keeps row i's key, for generated code to write it there itself (with `groups(i)` 0,
+   *  or -1 for NULL), as `stageLong` would: the array stays the table's for the rows below `capacity`. */
+  def stagedLongs(capacity: Int): Array[Long] =
+    throw new UnsupportedOperationException(s"${getClass.getSimpleName} takes keys in rows")
   /** Completes `groups` for the batch's `n` staged rows, giving new keys groups in row order. */
   def finishBatch(n: Int, groups: Array[Int]): Unit = ()
   def emit(emit: EmitTo): KeyRows
@@ -210,6 +214,11 @@ private[exec] final class LongKeyMap(ordinal: Int, keyType: DataType) extends Gr
   override def stageLong(i: Int, isNull: Boolean, key: Long, groups: Array[Int]): Unit = {
     if (i >= staged.length) staged = Arrays.copyOf(staged, GroupVectors.grow(staged.length, i + 1))
     if (isNull) groups(i) = -1 else { groups(i) = 0; staged(i) = key }
+  }
+
+  override def stagedLongs(capacity: Int): Array[Long] = {
+    if (capacity > staged.length) staged = Arrays.copyOf(staged, capacity)
+    staged
   }
 
   // The key vector read in one loop: no row view, and the vector's getter is the only one the loop calls.

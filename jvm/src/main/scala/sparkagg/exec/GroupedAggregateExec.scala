@@ -246,12 +246,22 @@ case class GroupedAggregateExec(
       def computed(e: Expression, call: ExprCode => String): String = {
         val ev = e.genCode(ctx); s"${ev.code}\n${call(ev)}"
       }
+      val position = ctx.freshName("position")
       val key = setup.keys.headOption.map(k =>
-        computed(k,
+        computed(
+          k,
           ev =>
             if (k.dataType == StringType) s"$agg.keyString(${ev.isNull} ? null : ${ev.value});"
-            else s"$agg.keyLong(${ev.isNull}, ${ev.value});"))
-      val position = ctx.freshName("position")
+            else {
+              // Written in place, as the values are.
+              val keys = ctx.addMutableState("long[]", "stagedKeys", v => s"$v = $agg.stagedKeys();")
+              val groups = ctx.addMutableState("int[]", "stagedGroups", v => s"$v = $agg.stagedGroups();")
+              s"""
+                 |if (${ev.isNull}) $groups[$position] = -1;
+                 |else { $keys[$position] = ${ev.value}; $groups[$position] = 0; }
+               """.stripMargin
+            }
+        ))
       val fields = setup.readExpressions.zipWithIndex.map { case (e, j) =>
         computed(
           e,

@@ -49,7 +49,7 @@ private[exec] object GroupedInput {
  * and `nextPending`). A pushed row that arrives while output rows are pending waits, copied, until they
  * are read: the pending rows may still read the arrays the next batch would be gathered into. While none
  * are pending, generated code may give a row's key and gathered fields as values instead of a row
- * (`takesValues`, then `keyLong` ..., the fields, `endRow`).
+ * (`takesValues`, then the key (`stagedKeys` or `keyString`), the fields, `endRow`).
  *
  * A `packer` turns the output rows into packets for the shuffle ([[StatePackets]]); the last emission, at the
  * end of the input, sends every packet left.
@@ -168,7 +168,12 @@ private[exec] final class GroupedAggregation(
   def takesValues: Boolean = !skipping && waiting.isEmpty && !pendingRows
   // The row's key: none (a global aggregate's one group), an integer-like or a string key (null: NULL).
   def keyless(): Unit = groupIndices(pushed) = 0
-  def keyLong(isNull: Boolean, key: Long): Unit = groups.stageLong(pushed, isNull, key, groupIndices)
+  // An integer-like key is written by the generated code itself, as GroupMap.stageLong would: the key at the
+  // row's position of stagedKeys, 0 (-1: NULL) at that of stagedGroups. A pushed aggregation keeps both
+  // arrays: its table is replaced only once it stops taking values, and only columnar input reallocates
+  // groupIndices.
+  def stagedKeys: Array[Long] = groups.stagedLongs(batchSize)
+  def stagedGroups: Array[Int] = groupIndices
   def keyString(key: UTF8String): Unit = groups.stageString(pushed, key, groupIndices)
   // Gathered field j of the row (j indexes the setup's valueFields): written by the generated code into
   // field j's arrays at the row's position, or given to a setter (FieldBuilder.pushOf).
