@@ -13,7 +13,8 @@ with spark.sparkagg.groups.enabled=false), and on the
 Parquet file df_avg, df_sum and df_count against DataFusion 55's avg, sum and count of the same file
 (SessionContext with 2 target partitions, as local[2]). The floor under the 1k-group shapes: the fixed-size
 calls and Spark's over the first row alone of the spark.range query and of the Parquet file, what a query
-costs on either side before its rows count. Then, unless --no-spill, 20M groups in a separate
+costs on either side before its rows count, and the task threads' CPU over every row of those two shapes,
+what the operator and the scan cost without the driver's work and the JIT compiler's. Then, unless --no-spill, 20M groups in a separate
 Spark with 1 GB of driver memory, which completes by spilling: df_avg/df_sum/df_count, then df_median and
 df_string_agg (variable-size states), every group checked. Then the comparisons on the cached table again
 on each Spark of --also-on (default 3.5, whose built-ins are the anchors there), run by that Spark's venv
@@ -91,6 +92,10 @@ DATAFUSION_CALLS = [("df_avg(x)", "avg(x)"), ("df_sum(x)", "sum(x)"), ("df_count
 # and of the Parquet file (shape name, view). What a query costs before its rows count (planning, two stages,
 # the exchange) is paid on both sides; at 1k groups, 5M rows add little to it.
 FLOOR_SHAPES = [("range-1k", "ranged_one_row"), ("parquet-1k", "parquet_one_row")]
+FLOOR_NAMES = {name for name, _ in FLOOR_SHAPES}
+# Where the floor is measured, the task threads' CPU over every row is too (common.task_cpu): the part of the
+# time that is the operator's and the scan's, without what the driver and the JIT compiler add to each query.
+TASK_CPU = "task CPU"
 FLOOR_CALLS = ["df_avg", "df_sum", "df_var_samp", "df_avg + Spark's count(*)"]
 
 TYPED = "TypedImperativeAggregate path"
@@ -154,7 +159,8 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: lis
         common.timed(spark, "warm-up: TypedImperativeAggregate path",
                      "SELECT kbig, df_avg(x) FROM cached GROUP BY kbig", repeat=1)
         spark.conf.unset("spark.sparkagg.groups.enabled")
-        timings = {name: timed_calls(spark, view, key, f"{label}, {groups}", repeat, typed=name in TYPED_SHAPES)
+        timings = {name: timed_calls(spark, view, key, f"{label}, {groups}", repeat, typed=name in TYPED_SHAPES,
+                                     task_cpu=name in FLOOR_NAMES)
                    for name, label, view, key, groups in SHAPES}
         floor_calls = [c for c in CALLS if c[0] in FLOOR_CALLS]
         floors = {name: timed_calls(spark, view, "k", f"{SHAPE_LABELS[name]}, the first row alone", repeat, typed=False,
@@ -227,16 +233,20 @@ def report(recorder, timings: dict, anchors: dict, rows: int) -> None:
 
 def report_floor(recorder, floors: dict, timings: dict, calls: list, rows: int) -> None:
     """Prints and records each floor shape's times over its first row, beside the same shape's over every
-    row where that shape was timed."""
+    row and its task CPU over every row, where that shape was timed."""
     if not floors:
         return
-    print(f"\nthe floor at 1k groups: sparkagg / Spark's, the first row alone, then {rows:,} rows:")
-    recorder.data["floor"] = {}
+    print(f"\nthe floor at 1k groups: sparkagg / Spark's, the first row alone, then {rows:,} rows, then their "
+          "task CPU:")
+    recorder.data["floor"], recorder.data[TASK_CPU] = {}, {}
     for name, t in floors.items():
         every = timings.get(name, {})
         for fn, ours, spark_name, theirs in calls:
-            cells = [f"{t[ours]:.3f} s / {t[theirs]:.3f} s"] + \
-                    ([f"{every[ours]:.3f} s / {every[theirs]:.3f} s"] if ours in every else [])
+            cells = [f"{t[ours]:.3f} s / {t[theirs]:.3f} s"]
+            if ours in every:
+                cpu = every[(ours, TASK_CPU)], every[(theirs, TASK_CPU)]
+                cells += [f"{every[ours]:.3f} s / {every[theirs]:.3f} s", f"{cpu[0]:.3f} s / {cpu[1]:.3f} s"]
+                recorder.data[TASK_CPU].setdefault(name, {})[ours] = [round(c, 4) for c in cpu]
             print(f"  {fn} / {spark_name}, {SHAPE_LABELS[name]}: " + ", then ".join(cells))
             recorder.data["floor"].setdefault(name, {})[ours] = [round(t[ours], 4), round(t[theirs], 4)]
 
@@ -276,9 +286,11 @@ def on_other_spark(minor: str, shapes: list[str], rows: int, repeat: int, out) -
                     "--no-spill", "--also-on", "", "--shapes", ",".join(shapes)], check=True, env=env)
 
 
-def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: bool, calls=None) -> dict:
+def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: bool, calls=None,
+                task_cpu: bool = False) -> dict:
     """Every call (of ``calls``, default CALLS) grouped by ``key`` of ``table``: Spark's, sparkagg's, and
-    (``typed``) sparkagg's on the TypedImperativeAggregate path."""
+    (``typed``) sparkagg's on the TypedImperativeAggregate path; with ``task_cpu``, also Spark's and sparkagg's
+    least task CPU seconds, under (call, TASK_CPU)."""
     print(f"{label}:")
     t = {}
     calls = CALLS if calls is None else calls
@@ -293,8 +305,11 @@ def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: boo
         typed_label = f"{ours} ({TYPED})"
         if typed:
             queries[typed_label] = lambda: typed_path(spark, sql.format(ours))
-        best = common.timed_together(spark, queries, repeat)
+        cpu = {} if task_cpu else None
+        best = common.timed_together(spark, queries, repeat, cpu=cpu)
         t[theirs], t[ours] = best[theirs], best[ours]
+        if task_cpu:
+            t[(theirs, TASK_CPU)], t[(ours, TASK_CPU)] = cpu[theirs], cpu[ours]
         if typed:
             t[(ours, TYPED)] = best[typed_label]
     return t

@@ -92,11 +92,24 @@ def timed(spark, label: str, sql: str, repeat: int = 3) -> float:
     return timed_together(spark, {label: sql}, repeat)[label]
 
 
-def timed_together(spark, queries: dict, repeat: int = 3) -> dict:
+def task_cpu(spark) -> dict:
+    """{thread id: CPU nanoseconds so far} of the threads that run tasks (in local mode, in the driver's
+    JVM): what the executors did, without the driver's planning, the JIT compiler's threads or a stolen core."""
+    bean = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getThreadMXBean()
+    used = {}
+    for thread in bean.getAllThreadIds():
+        info = bean.getThreadInfo(thread)
+        if info is not None and info.getThreadName().startswith("Executor task "):
+            used[thread] = bean.getThreadCpuTime(thread)
+    return used
+
+
+def timed_together(spark, queries: dict, repeat: int = 3, cpu: dict | None = None) -> dict:
     """{label: best seconds} of the queries ({label: SQL, or a function that runs its query}), taking
     turns in each of ``repeat`` rounds: on a machine whose cores other guests steal for seconds at a time,
     the queries compared then see the same spells, where all the runs of one and then all of the other
-    could fall on either side of one."""
+    could fall on either side of one. Given ``cpu``, it is filled with {label: least seconds of task CPU}
+    (task_cpu), read between the timed runs."""
     def run(query) -> float:
         df = spark.sql(query) if isinstance(query, str) else None
         start = time.perf_counter()
@@ -108,7 +121,12 @@ def timed_together(spark, queries: dict, repeat: int = 3) -> dict:
     best = {label: float("inf") for label in queries}
     for _ in range(repeat):
         for label, query in queries.items():
+            before = task_cpu(spark) if cpu is not None else {}
             best[label] = min(best[label], run(query))
+            if cpu is not None:
+                # A thread that ended since `before` is not counted: the pool keeps its threads for a minute.
+                used = sum(t - before.get(thread, 0) for thread, t in task_cpu(spark).items()) / 1e9
+                cpu[label] = min(cpu.get(label, float("inf")), used)
     for label in queries:
         print(f"  {label:48s} {best[label]:7.2f} s", flush=True)
     return best
