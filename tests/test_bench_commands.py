@@ -1,5 +1,6 @@
 """The bench script commands README.md shows, each run exactly as written (the make lines:
-test_make_targets.py), and bench/profile_grouped.py's charging of samples to parts, on made-up stacks."""
+test_make_targets.py), bench/profile_grouped.py's charging of samples to parts, on made-up stacks, and the
+task CPU bench/common.py reads."""
 from __future__ import annotations
 
 import sys
@@ -10,6 +11,7 @@ from readme_make import ROOT, readme_bench_commands, run_documented
 
 sys.path.insert(0, str(ROOT / "bench"))
 
+import common  # noqa: E402  (bench/common.py)
 import profile_grouped  # noqa: E402  (bench/profile_grouped.py)
 
 WINDOW_TRIAL = ".venv/bin/python bench/bench_window.py --rows 20000 --widths 10,100 --out /tmp/b"
@@ -54,3 +56,12 @@ def test_a_sample_is_charged_to_the_first_part_from_the_leaf():
         "shuffle (write, read, compression)"
     assert part(["org.apache.spark.executor.Executor$TaskRunner.run"]) == profile_grouped.OTHER
     assert part([]) == profile_grouped.OTHER
+
+
+@pytest.mark.spark
+def test_task_cpu_is_what_the_tasks_of_each_query_used(spark):
+    cpu = {}
+    common.timed_together(spark, {"50M rows": "SELECT sum(id * 3 % 7) FROM range(50000000)",
+                                  "one row": "SELECT 1 AS one"}, repeat=2, cpu=cpu)
+    # 50M rows take tens of milliseconds of a task thread's CPU at the least; one row next to nothing
+    assert cpu["50M rows"] > 0.01 and cpu["one row"] < cpu["50M rows"], cpu
