@@ -82,19 +82,23 @@ test:
 	$(MAKE) -j venv venvs bench-deps
 	$(MAKE) jars lint test-scala test-versions test-python
 
-# Every other Spark minor, after the full suites on the default one: ScalaTest compiled against that Spark
-# (every suite on another Scala; on the default's Scala the suites that meet Spark, build.sbt's meetsSpark),
-# then, from its venv with the wheel installed (so the package picks
-# that minor's JAR), the demo and the Python suites where Spark versions differ: the DataFusion oracles,
-# the sql/ cases and spark-submit --jars, the state forms' Parquet rollup, windows, the JAR/Spark checks.
+# Every other Spark minor, after the full suites on the default one. ScalaTest compiled against the oldest
+# and the newest of them (every suite on another Scala; on the default's Scala the suites that meet Spark,
+# build.sbt's meetsSpark), without the tests tagged DefaultLineOnly and with smaller volumes
+# (testing/Sweep.scala); the minors between, whose adapters are a few lines each, compile their suites in
+# `make jars` and run the Python ones. Then for every other minor, from its venv with the wheel installed
+# (so the package picks that minor's JAR), the demo and the Python suites where Spark versions differ: the
+# DataFusion oracles, the sql/ cases and spark-submit --jars, the state forms' Parquet rollup, windows, the
+# JAR/Spark checks.
 # The long partition sweeps run once, on the default minor (SPARKAGG_TEST_SWEEP, sparkagg.test.sweep).
 WHEEL         := dist/sparkagg-0.1.0-py3-none-any.whl
 VERSION_TESTS := tests/test_oracle.py tests/test_oracle_extra.py tests/test_oracle_ordered.py tests/test_sql_files.py \
                  tests/test_state_as_data.py tests/test_window.py tests/test_spark_lines.py
 # On the oldest minor, whose PySpark differs most, also the Python udafs (sparkagg.udaf).
 OLDEST_TESTS  := tests/test_python_udaf.py
+SCALATEST_OTHERS := $(firstword $(OTHERS)) $(lastword $(OTHERS))
 test-versions: wheel venvs
-	$(SBT) $(foreach m,$(OTHERS),$(call project_of,$(m))/test)
+	$(SBT) $(foreach m,$(SCALATEST_OTHERS),$(call project_of,$(m))/test)
 	set -e; for m in $(OTHERS); do \
 	  echo "== Spark $$m: the wheel, the demo, the Python suites"; \
 	  .venvs/spark-$$m/bin/python -m pip install -q --no-deps --force-reinstall $(WHEEL); \

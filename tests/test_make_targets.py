@@ -84,10 +84,10 @@ def test_make_demo():
 def test_make_bench_quick_trial():
     shutil.rmtree(BENCH_OUT, ignore_errors=True)
     committed = {p.name: p.stat().st_mtime_ns for p in (ROOT / "bench" / "results").iterdir()}
-    result = run_documented("make bench BENCH_ROWS=20000 BENCH_OUT=/tmp/sparkagg-bench", timeout=1500)
+    result = run_documented("make bench BENCH_ROWS=5000 BENCH_OUT=/tmp/sparkagg-bench", timeout=1500)
     assert result.returncode == 0, _tail(result)
     for script in BENCH_SCRIPTS + ["bench_grouped-spark3.5"]:  # bench_grouped also runs on Spark 3.5
-        assert json.loads((BENCH_OUT / f"{script}.json").read_text())["rows"] == 20000
+        assert json.loads((BENCH_OUT / f"{script}.json").read_text())["rows"] == 5000
     assert (BENCH_OUT / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert {p.name: p.stat().st_mtime_ns for p in (ROOT / "bench" / "results").iterdir()} == committed
 

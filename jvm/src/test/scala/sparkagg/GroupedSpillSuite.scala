@@ -4,14 +4,15 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.exec.{GroupedAggregateExec, GroupedMode}
-import sparkagg.testing.{DefaultLineOnly, EveryFunction}
+import sparkagg.testing.{DefaultLineOnly, EveryFunction, Sweep}
 
 /**
  * The grouped operator under a small memory limit: a session whose execution memory is about 40 MB
  * (Spark's test setting for the memory it sees, 512 MB, less its 300 MB reserve, times a memory fraction
- * of 0.2), one shuffle partition, and 600k groups. The Final node must spill and merge its runs; the
- * results are checked against values worked out by hand (the t-digest's three weight-1 centroids give the
- * middle value exactly: rank 1.5 falls on the second centroid, interpolated by nothing).
+ * of 0.2), one shuffle partition, and 600k groups (200k on the other minors, which still spill). The Final
+ * node must spill and merge its runs; the results are checked against values worked out by hand (the
+ * t-digest's three weight-1 centroids give the middle value exactly: rank 1.5 falls on the second centroid,
+ * interpolated by nothing).
  */
 class GroupedSpillSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelper {
   @transient override lazy val spark: SparkSession = SparkSession.builder()
@@ -26,8 +27,8 @@ class GroupedSpillSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     .getOrCreate()
 
   test("a Final node out of memory spills sorted runs and merges them: every group once, exact") {
-    val groups = 600000L
-    // Each key k gets the rows k, k + 600000, k + 1200000.
+    val groups = Sweep.scaled(600000L, 200000L)
+    // Each key k gets the rows k, k + groups, k + 2 * groups.
     val df = spark.sql(
       s"""SELECT key, df_count(id) AS c, df_sum(id) AS s, df_avg(id) AS a, df_min(id) AS lo,
          |       df_array_agg(id) AS ids, df_max(CAST(id AS STRING)) AS top, df_approx_median(id) AS m

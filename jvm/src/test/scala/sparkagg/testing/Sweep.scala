@@ -13,6 +13,13 @@ object Sweep {
 
   /** For the exchange of state packets also 201: past 200 partitions Spark's shuffle writes in another way. */
   val shufflePartitions: Seq[Int] = if (short) Seq(3) else Seq(1, 3, 201)
+
+  /** `default` on the default Spark minor, `others` elsewhere: for what a test sweeps or sizes for volume,
+   *  which the minor does not change. */
+  def scaled[A](default: A, others: A): A = if (short) others else default
+
+  /** The tags of one case of a parametrised test: none if it runs on every minor, else [[DefaultLineOnly]]. */
+  def onEveryLineIf(everyLine: Boolean): Seq[Tag] = if (everyLine) Nil else Seq(DefaultLineOnly)
 }
 
 /**
