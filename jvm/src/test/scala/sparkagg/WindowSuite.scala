@@ -56,8 +56,8 @@ class WindowSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelp
     "ROWS BETWEEN 400 PRECEDING AND 400 FOLLOWING"
   ) // wider than the small partitions
 
-  // Every frame over `small` on every minor; over `w` (many calls, Spark's side slow on the long frames)
-  // the three bounded sliding frames do there, the others on the default minor alone.
+  // Every frame runs over `small` on every minor. Over `w` (many calls; Spark's side slow on the long frames)
+  // the other minors run these three, with rows before, after and on both sides of the current one.
   private val slidingOnEveryLine = frames.slice(1, 4)
 
   for (frame <- frames; table <- Seq("w", "small")) {

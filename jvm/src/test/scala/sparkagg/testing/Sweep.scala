@@ -3,20 +3,21 @@ package sparkagg.testing
 import org.scalatest.Tag
 
 /**
- * The partition counts the Spark-facing suites sweep: 1, 3 and 17 on the default Spark minor; 3 alone on
- * the others (build.sbt sets sparkagg.test.sweep=short there), so the long sweeps run once per `make test`.
+ * What the Spark-facing suites sweep and how large they make their inputs: on the default Spark minor the
+ * full sweeps (partition counts 1, 3 and 17), on the others (build.sbt sets sparkagg.test.sweep=short
+ * there) one count and smaller volumes, so the long sweeps run once per `make test`.
  */
 object Sweep {
   private val short = sys.props.get("sparkagg.test.sweep").contains("short")
 
-  val partitions: Seq[Int] = if (short) Seq(3) else Seq(1, 3, 17)
-
-  /** For the exchange of state packets also 201: past 200 partitions Spark's shuffle writes in another way. */
-  val shufflePartitions: Seq[Int] = if (short) Seq(3) else Seq(1, 3, 201)
-
   /** `default` on the default Spark minor, `others` elsewhere: for what a test sweeps or sizes for volume,
    *  which the minor does not change. */
   def scaled[A](default: A, others: A): A = if (short) others else default
+
+  val partitions: Seq[Int] = scaled(Seq(1, 3, 17), Seq(3))
+
+  /** For the exchange of state packets also 201: past 200 partitions Spark's shuffle writes in another way. */
+  val shufflePartitions: Seq[Int] = scaled(Seq(1, 3, 201), Seq(3))
 
   /** The tags of one case of a parametrised test: none if it runs on every minor, else [[DefaultLineOnly]]. */
   def onEveryLineIf(everyLine: Boolean): Seq[Tag] = if (everyLine) Nil else Seq(DefaultLineOnly)
