@@ -151,9 +151,9 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
   private val kind = kindOf(t)
   private var segments = new Array[Long](InitialSlots)
   private var segmentsUsed = 0
-  private var segmentStart = new IntVector(-1) // per group: its segment's first slot, -1 before its first pair
-  private var segmentBits = new ByteVector // per group: log2 of its segment's slots
-  private var segmentPairs = new IntVector // per group: its pairs
+  private val segmentStart = new IntVector(-1) // per group: its segment's first slot, -1 before its first pair
+  private val segmentBits = new ByteVector // per group: log2 of its segment's slots
+  private val segmentPairs = new IntVector // per group: its pairs
   private var pairGroup = new Array[Int](InitialPairs)
   private var pairCount = new Array[Long](InitialPairs)
   private var pairValue = new Array[Long](InitialPairs) // the value's bits, or a string's offset << 32 | length
@@ -201,7 +201,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
   private def newSegment(g: Int, bits: Int): Int = {
     val size = 1 << bits
     if (segmentsUsed + size > segments.length)
-      segments = Arrays.copyOf(segments, math.max(2 * segments.length, segmentsUsed + size))
+      segments = LargeArrays.copyOf(segments, math.max(2 * segments.length, segmentsUsed + size))
     segmentStart.array(g) = segmentsUsed
     segmentBits.array(g) = bits.toByte
     segmentsUsed += size
@@ -242,7 +242,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
       s = (s + 1) & mask
       slot = segments(at + s)
     }
-    if (used + length > arena.length) arena = Arrays.copyOf(arena, math.max(2 * arena.length, used + length))
+    if (used + length > arena.length) arena = LargeArrays.copyOf(arena, math.max(2 * arena.length, used + length))
     BytesColumn.copyInto(base, offset, length, arena, used)
     val p = newPair(g, n)
     pairValue(p) = (used.toLong << 32) | length
@@ -252,9 +252,9 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
 
   private def newPair(g: Int, n: Long): Int = {
     if (pairs == pairGroup.length) {
-      pairGroup = Arrays.copyOf(pairGroup, 2 * pairs)
-      pairCount = Arrays.copyOf(pairCount, 2 * pairs)
-      pairValue = Arrays.copyOf(pairValue, 2 * pairs)
+      pairGroup = LargeArrays.copyOf(pairGroup, 2 * pairs)
+      pairCount = LargeArrays.copyOf(pairCount, 2 * pairs)
+      pairValue = LargeArrays.copyOf(pairValue, 2 * pairs)
     }
     pairGroup(pairs) = g
     pairCount(pairs) = n
@@ -577,17 +577,18 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
     pairs = kept
     groups -= n
     if (kept == 0) {
+      Seq(pairGroup, pairCount, pairValue).foreach(LargeArrays.release)
       pairGroup = new Array[Int](InitialPairs)
       pairCount = new Array[Long](InitialPairs)
       pairValue = new Array[Long](InitialPairs)
     }
+    LargeArrays.release(arena)
     arena = fresh
     used = at
+    LargeArrays.release(segments)
     segments = new Array[Long](InitialSlots)
     segmentsUsed = 0
-    segmentStart = new IntVector(-1)
-    segmentBits = new ByteVector
-    segmentPairs = new IntVector
+    Seq(segmentStart, segmentBits, segmentPairs).foreach(_.drop(EmitTo.All))
     resize(groups)
     // The kept pairs, in order, into segments again.
     pairs = 0
