@@ -128,16 +128,31 @@ private[exec] object RowKeyMap {
   def hash(key: UnsafeRow): Int = hash(key.getBaseObject, key.getBaseOffset, key.getSizeInBytes)
 
   def hash(base: AnyRef, offset: Long, bytes: Int): Int = {
-    var h = bytes * 0x9e3779b97f4a7c15L
+    var h = hashStart(bytes)
     var i = 0
-    while (i < bytes) {
-      h = java.lang.Long.rotateLeft(h ^ (Platform.getLong(base, offset + i) * 0xc2b2ae3d27d4eb4fL), 31) *
-        0x9e3779b97f4a7c15L
-      i += 8
-    }
-    h ^= h >>> 29
+    while (i < bytes) { h = hashWord(h, Platform.getLong(base, offset + i)); i += 8 }
+    hashEnd(h)
+  }
+
+  // The hash in three steps, for a writer that hashes each word as it writes it.
+  def hashStart(bytes: Int): Long = bytes * 0x9e3779b97f4a7c15L
+  def hashWord(h: Long, word: Long): Long =
+    java.lang.Long.rotateLeft(h ^ (word * 0xc2b2ae3d27d4eb4fL), 31) * 0x9e3779b97f4a7c15L
+  def hashEnd(hash: Long): Int = {
+    var h = hash ^ (hash >>> 29)
     h *= 0xbf58476d1ce4e5b9L
     (h ^ (h >>> 32)).toInt
+  }
+
+  private val littleEndian = java.nio.ByteOrder.nativeOrder == java.nio.ByteOrder.LITTLE_ENDIAN
+
+  /** The last `n` (1 to 7) bytes of a string from `offset` of `base`, as the word that holds them zero
+   *  padded in memory. */
+  def tailWord(base: AnyRef, offset: Long, n: Int): Long = {
+    var w = 0L
+    var b = n - 1
+    while (b >= 0) { w = (w << 8) | (Platform.getByte(base, offset + b) & 0xffL); b -= 1 }
+    if (littleEndian) w else java.lang.Long.reverseBytes(w)
   }
 }
 
@@ -528,7 +543,11 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
   /** Row `i`'s key from the staged fields' values, as its UnsafeRow: the null bits, a word per field (a
    *  value in its zeroed word as the row's writer puts it, a string's offset and size, zero for a null),
    *  then each string's bytes padded with zeros to a whole word. */
-  private def stageFields(i: Int): Unit = {
+  private def stageFields(i: Int): Unit =
+    if (oneString) stageOneString(i, stringBases(0), stringOffsets(0), if (nulls(0)) -1 else stringSizes(0))
+    else stageAnyFields(i)
+
+  private def stageAnyFields(i: Int): Unit = {
     val n = fieldOrdinals.length
     var bytes = 8 * (n + 1)
     var f = 0
@@ -561,6 +580,37 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
     }
     staged(at + 1) = nullBits
     stagedHash(i) = RowKeyMap.hash(staged, start, bytes)
+  }
+
+  // The commonest key after an integer one, written without the loops over fields above: two words (the
+  // null bits; the string's offset and size) and its bytes, each word hashed as it is written.
+  private val oneString = widths.length == 1 && widths(0) == 0
+
+  /** Row `i`'s key of one string of `length` bytes at `offset` of `base` (`length` -1: NULL), as
+   *  [[stageAnyFields]] would write it. */
+  private def stageOneString(i: Int, base: AnyRef, offset: Long, length: Int): Unit = {
+    val whole = if (length < 0) 0 else length >>> 3
+    val rest = if (length < 0) 0 else length & 7
+    val bytes = 16 + 8 * whole + (if (rest != 0) 8 else 0)
+    val at = staging(i, bytes)
+    val nullBits = if (length < 0) 1L else 0L
+    val offsetAndSize = if (length < 0) 0L else (16L << 32) | length
+    staged(at + 1) = nullBits
+    staged(at + 2) = offsetAndSize
+    var h = RowKeyMap.hashWord(RowKeyMap.hashWord(RowKeyMap.hashStart(bytes), nullBits), offsetAndSize)
+    var w = 0
+    while (w < whole) {
+      val word = Platform.getLong(base, offset + 8L * w)
+      staged(at + 3 + w) = word
+      h = RowKeyMap.hashWord(h, word)
+      w += 1
+    }
+    if (rest != 0) {
+      val word = RowKeyMap.tailWord(base, offset + 8L * whole, rest)
+      staged(at + 3 + whole) = word
+      h = RowKeyMap.hashWord(h, word)
+    }
+    stagedHash(i) = RowKeyMap.hashEnd(h)
   }
 
   /** `length` bytes at `offset` of `base` into the staged words from word `first`, the last one's padding
@@ -599,11 +649,9 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
   }
 
   /** Row `i`'s key when it is one string field (null: NULL), given by generated code. */
-  override def stageString(i: Int, key: UTF8String, groups: Array[Int]): Unit = {
-    nulls(0) = key == null
-    if (key != null) holdString(0, key)
-    stageFields(i)
-  }
+  override def stageString(i: Int, key: UTF8String, groups: Array[Int]): Unit =
+    if (key == null) stageOneString(i, null, 0L, -1)
+    else stageOneString(i, key.getBaseObject, key.getBaseOffset, key.numBytes)
 
   // A chunk's slots are touched and then looked up, chunk after chunk: the lines the first pass brought in
   // are still in the nearest caches when the second reads them, which a whole batch's (8192 lines) are not.

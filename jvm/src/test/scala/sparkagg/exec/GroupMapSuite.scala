@@ -125,11 +125,16 @@ class GroupMapSuite extends AnyFunSuite {
     }
   }
 
-  test("one string key from a column vector: the groups and keys of the same keys as rows") {
+  test("one string key from a column vector, generated code's values, UnsafeRows or any mix: the groups and keys " +
+    "of the projection's rows") {
     val rnd = new Random(5)
     val project = UnsafeProjection.create(Seq(BoundReference(1, StringType, true)))
     val fromRows = new RowKeyMap(project, 1)
     val fromVectors = new RowKeyMap(project, 1, Seq((1, StringType)))
+    val fromValues = new RowKeyMap(project, 1, Seq((1, StringType)))
+    val fromUnsafe = new RowKeyMap(project, 1, Seq((1, StringType)))
+    val mixed = new RowKeyMap(project, 1, Seq((1, StringType)))
+    val whole = UnsafeProjection.create(Seq(BoundReference(0, IntegerType, true), BoundReference(1, StringType, true)))
     // Empty strings, lengths on and off a word boundary, NULLs; the first batch staged as rows in both.
     def key(): Option[String] = if (rnd.nextInt(30) == 0) None else Some("s" * rnd.nextInt(20) + rnd.nextInt(500))
     for (batch <- 0 until 40) {
@@ -154,10 +159,22 @@ class GroupMapSuite extends AnyFunSuite {
       else fromVectors.stageBatch(columns, got)
       fromVectors.finishBatch(keys.size, got)
       assert(got.toSeq == want.toSeq, s"batch $batch")
+      for (map <- Seq(fromValues, fromUnsafe, mixed)) {
+        val groups = new Array[Int](keys.size)
+        keys.zipWithIndex.foreach { case (k, i) =>
+          val row = InternalRow(0, k.map(UTF8String.fromString).orNull)
+          val asValue = if (map eq mixed) rnd.nextBoolean() else map eq fromValues
+          if (asValue) map.stageString(i, row.getUTF8String(1), groups)
+          else map.stage(if (map eq fromUnsafe) whole(row) else row, i, groups)
+        }
+        map.finishBatch(keys.size, groups)
+        assert(groups.toSeq == want.toSeq, s"batch $batch")
+      }
     }
     val n = fromRows.numGroups
-    val (a, b) = (fromRows.emit(EmitTo.All), fromVectors.emit(EmitTo.All))
-    for (g <- 0 until n) assert(a(g).copy() == b(g).copy(), s"group $g")
+    val a = fromRows.emit(EmitTo.All)
+    val others = Seq(fromVectors, fromValues, fromUnsafe, mixed).map(_.emit(EmitTo.All))
+    for (g <- 0 until n; b <- others) assert(a(g).copy() == b(g).copy(), s"group $g")
   }
 
   test("a vector of strings or binaries without a dictionary is read in place; with one, or of ints, it is not") {
