@@ -221,6 +221,9 @@ abstract class BytesColumn extends Column {
 }
 
 object BytesColumn {
+  /** Whether a word read from bytes holds its first byte in its low bits. */
+  val LittleEndian: Boolean = java.nio.ByteOrder.nativeOrder == java.nio.ByteOrder.LITTLE_ENDIAN
+
   /** Copies `n` bytes at `offset` of `base` (a byte array, or off-heap memory when null) into `to` from
    *  `at`: a value of a few bytes in an array by System.arraycopy, an intrinsic, rather than
    *  Platform.copyMemory, whose checks and call cost more than such a copy. */

@@ -144,15 +144,13 @@ private[exec] object RowKeyMap {
     (h ^ (h >>> 32)).toInt
   }
 
-  private val littleEndian = java.nio.ByteOrder.nativeOrder == java.nio.ByteOrder.LITTLE_ENDIAN
-
   /** The last `n` (1 to 7) bytes of a string from `offset` of `base`, as the word that holds them zero
    *  padded in memory. */
   def tailWord(base: AnyRef, offset: Long, n: Int): Long = {
     var w = 0L
     var b = n - 1
     while (b >= 0) { w = (w << 8) | (Platform.getByte(base, offset + b) & 0xffL); b -= 1 }
-    if (littleEndian) w else java.lang.Long.reverseBytes(w)
+    if (BytesColumn.LittleEndian) w else java.lang.Long.reverseBytes(w)
   }
 }
 
@@ -465,8 +463,7 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
   }
 
   override def stage(row: InternalRow, i: Int, groups: Array[Int]): Unit =
-    if (oneString && row.isInstanceOf[UnsafeRow]) stageOneString(i, row.asInstanceOf[UnsafeRow])
-    else if (fieldOrdinals.nonEmpty) { holdFields(row, i, null); stageFields(i) }
+    if (fieldOrdinals.nonEmpty) { holdFields(row, i, null); stageFields(i) }
     else {
       val key = project(row)
       val bytes = key.getSizeInBytes
@@ -612,16 +609,6 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
       h = RowKeyMap.hashWord(h, word)
     }
     stagedHash(i) = RowKeyMap.hashEnd(h)
-  }
-
-  // A scan's or the shuffle's row: the string read where it lies, without holdFields' loop.
-  private def stageOneString(i: Int, row: UnsafeRow): Unit = {
-    val o = fieldOrdinals(0)
-    if (row.isNullAt(o)) stageOneString(i, null, 0L, -1)
-    else {
-      val offsetAndSize = row.getLong(o)
-      stageOneString(i, row.getBaseObject, row.getBaseOffset + (offsetAndSize >>> 32), offsetAndSize.toInt)
-    }
   }
 
   /** `length` bytes at `offset` of `base` into the staged words from word `first`, the last one's padding

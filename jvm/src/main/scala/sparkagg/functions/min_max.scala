@@ -298,7 +298,6 @@ private[sparkagg] final class BytesMinMaxGroups(dataType: DataType, isMax: Boole
 
 private object BytesMinMaxGroups {
   val InitialArena = 1 << 12
-  private val LittleEndian = java.nio.ByteOrder.nativeOrder == java.nio.ByteOrder.LITTLE_ENDIAN
 
   /** Unsigned lexicographic order of two byte ranges, eight bytes at a time. */
   def compare(a: AnyRef, aAt: Long, aLength: Int, b: AnyRef, bAt: Long, bLength: Int): Int = {
@@ -308,7 +307,7 @@ private object BytesMinMaxGroups {
       val x = Platform.getLong(a, aAt + i)
       val y = Platform.getLong(b, bAt + i)
       if (x != y)
-        return if (LittleEndian)
+        return if (BytesColumn.LittleEndian)
           java.lang.Long.compareUnsigned(java.lang.Long.reverseBytes(x), java.lang.Long.reverseBytes(y))
         else java.lang.Long.compareUnsigned(x, y)
       i += 8
