@@ -539,6 +539,48 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     assert(rest == (100 until 300).map(g => if (g == 199) "199:y" else s"$g:" + "x" * 40))
   }
 
+  test("hand-worked: min and max of bytes that tie in their first eight, end in zero bytes, or are empty") {
+    def utf8(vs: String*): Column = new ObjectColumn(vs.map(UTF8String.fromString).toArray)
+    // Per group: a prefix against a longer string that continues with a zero byte; two strings of the same
+    // first eight bytes that differ after them; the empty string against a zero byte; a long best replaced
+    // by a short one and the short by another long one.
+    val values = utf8("ab", "ab\u0000", "abcdefgh-zz", "abcdefgh-aa", "abcdefgh", "", "\u0000", "long-string-1",
+      "a", "long-string-0")
+    val groups = Array(0, 0, 1, 1, 1, 2, 2, 3, 3, 3)
+    def run(f: FunctionDef) = {
+      val acc = AccumulatorGroups.of(bound(f, StringType))
+      acc.updateBatch(Columns(10, values), groups, None, 4)
+      out(acc.evaluate(EmitTo.All), StringType).map(_.toString)
+    }
+    assert(run(Min) == Seq("ab", "abcdefgh", "", "a"))
+    assert(run(Max) == Seq("ab\u0000", "abcdefgh-zz", "\u0000", "long-string-1"))
+  }
+
+  test("min and max of binaries over a three-byte alphabet equal the unsigned byte order, batch by batch") {
+    // Bytes 0, 1 and 255 in values of 0 to 12 bytes tie often in their first eight bytes and at zero
+    // padding; the expected values come from Spark's own binary order, per group, independently.
+    val random = new Random(20)
+    val alphabet = Array[Byte](0, 1, -1)
+    val groupCount = 50
+    for (f <- Seq(Min, Max)) {
+      val acc = AccumulatorGroups.of(bound(f, BinaryType))
+      val expected = new Array[Array[Byte]](groupCount)
+      for (_ <- 1 to 20) {
+        val values = Array.fill[Any](64)(Array.fill(random.nextInt(13))(alphabet(random.nextInt(3))))
+        val groups = Array.fill(64)(random.nextInt(groupCount))
+        acc.updateBatch(Columns(64, new ObjectColumn(values)), groups, None, groupCount)
+        for ((v, g) <- values.zip(groups)) {
+          val b = v.asInstanceOf[Array[Byte]]
+          val c = if (expected(g) == null) 0 else org.apache.spark.unsafe.types.ByteArray.compareBinary(b, expected(g))
+          if (expected(g) == null || (if (f == Max) c > 0 else c < 0)) expected(g) = b
+        }
+      }
+      val got = out(acc.evaluate(EmitTo.All), BinaryType)
+      for (g <- 0 until groupCount)
+        assert(Option(got(g)).map(_.asInstanceOf[Array[Byte]].toSeq) == Option(expected(g)).map(_.toSeq), s"$f $g")
+    }
+  }
+
   private def run(f: FunctionDef, types: Seq[DataType], values: Columns, groups: Array[Int], filter: Option[Column],
       total: Int): Seq[Any] = {
     val b = bound(f, types: _*)
