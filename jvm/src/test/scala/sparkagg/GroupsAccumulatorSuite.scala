@@ -4,7 +4,7 @@ import scala.util.Random
 
 import org.apache.spark.sql.catalyst.expressions.{Cast, Literal}
 import org.apache.spark.sql.types._
-import org.apache.spark.unsafe.types.UTF8String
+import org.apache.spark.unsafe.types.{ByteArray, UTF8String}
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.api._
 import sparkagg.common._
@@ -422,6 +422,8 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   private def doubles(values: Any*): Column = new ObjectColumn(values.toArray)
   private def mask(values: Any*): Option[Column] = Some(new ObjectColumn(values.toArray))
   private def out(c: Column, t: DataType): Seq[Any] = (0 until c.numRows).map(c.get(_, t))
+  private def utf8(vs: String*): Column =
+    new ObjectColumn(vs.map(v => if (v == null) null else UTF8String.fromString(v)).toArray)
 
   test("hand-worked: approx_distinct keeps a group of few values in bytes, not 16 KB, and turns dense past 2048") {
     val acc = AccumulatorGroups.of(bound(ApproxDistinct, LongType))
@@ -502,8 +504,6 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   }
 
   test("hand-worked: min and max of strings and binaries by unsigned bytes, through compaction and EmitTo.First") {
-    def utf8(vs: String*): Column =
-      new ObjectColumn(vs.map(v => if (v == null) null else UTF8String.fromString(v)).toArray)
     val values = Columns(8, utf8("b", "a", "abcdefgh1", "abcdEfgh0", "z", "\u00e9", "ab", null))
     val groups = Array(0, 0, 1, 1, 2, 2, 3, 4)
     def run(f: FunctionDef, t: DataType, column: Column) = {
@@ -540,7 +540,6 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   }
 
   test("hand-worked: min and max of bytes that tie in their first eight, end in zero bytes, or are empty") {
-    def utf8(vs: String*): Column = new ObjectColumn(vs.map(UTF8String.fromString).toArray)
     // Per group: a prefix against a longer string that continues with a zero byte; two strings of the same
     // first eight bytes that differ after them; the empty string against a zero byte; a long best replaced
     // by a short one and the short by another long one.
@@ -557,8 +556,8 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   }
 
   test("min and max of binaries over a three-byte alphabet equal the unsigned byte order, batch by batch") {
-    // Bytes 0, 1 and 255 in values of 0 to 12 bytes tie often in their first eight bytes and at zero
-    // padding; the expected values come from Spark's own binary order, per group, independently.
+    // Bytes 0, 1 and 255 in values of 0 to 12 bytes tie often in their first eight bytes (the compare's
+    // first word) and end in zero bytes; the expected values come from Spark's own binary order, per group.
     val random = new Random(20)
     val alphabet = Array[Byte](0, 1, -1)
     val groupCount = 50
@@ -571,8 +570,10 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
         acc.updateBatch(Columns(64, new ObjectColumn(values)), groups, None, groupCount)
         for ((v, g) <- values.zip(groups)) {
           val b = v.asInstanceOf[Array[Byte]]
-          val c = if (expected(g) == null) 0 else org.apache.spark.unsafe.types.ByteArray.compareBinary(b, expected(g))
-          if (expected(g) == null || (if (f == Max) c > 0 else c < 0)) expected(g) = b
+          if (expected(g) == null || {
+              val c = ByteArray.compareBinary(b, expected(g))
+              if (f == Max) c > 0 else c < 0
+            }) expected(g) = b
         }
       }
       val got = out(acc.evaluate(EmitTo.All), BinaryType)
