@@ -226,6 +226,7 @@ private[exec] final class ColumnRows(keys: KeyRows, keyTypes: Seq[DataType], col
   private val nullWords = Validity.words(numKeys + numColumns)
   private val fixed = 8 * (nullWords + numKeys + numColumns)
   private val longKeys = keys match { case k: LongKeyMap.Keys => k; case _ => null }
+  private val packedKeys = keys match { case k: PackedKeyMap.Keys => k; case _ => null }
   private val keyMask = if (longKeys == null) 0L
   else RowKeyMap.wordWidth(keyTypes.head) match {
     case 8 => -1L
@@ -245,15 +246,17 @@ private[exec] final class ColumnRows(keys: KeyRows, keyTypes: Seq[DataType], col
 
   private var g = 0
   /** The loaded group's key row ([[RowKeyMap]] keys; null for a [[LongKeyMap]]'s, read by [[nullKey]] and
-   *  [[longKey]]) and its row's size in bytes. */
+   *  [[longKey]], or by [[group]] from [[PackedKeyMap.Keys]]) and its row's size in bytes. */
   var keyRow: UnsafeRow = null
   var size = 0
   def nullKey: Boolean = g == longKeys.nullGroup
   def longKey: Long = longKeys.values(g)
 
+  def group: Int = g
+
   def load(group: Int): Unit = {
     g = group
-    if (longKeys == null) keyRow = keys(g).asInstanceOf[UnsafeRow]
+    if (longKeys == null && packedKeys == null) keyRow = keys(g).asInstanceOf[UnsafeRow]
     size = fixed + (if (keyRow == null) 0 else keyRow.getSizeInBytes - keyFixed)
     var c = 0
     while (c < numColumns) {
@@ -267,7 +270,8 @@ private[exec] final class ColumnRows(keys: KeyRows, keyTypes: Seq[DataType], col
     var w = 0
     while (w < nullWords) { Platform.putLong(to, at + 8L * w, 0L); w += 1 }
     var tail = fixed
-    if (keyRow == null) {
+    if (packedKeys != null) writePackedKey(to, at)
+    else if (keyRow == null) {
       if (nullKey) Platform.putLong(to, at, 1L)
       Platform.putLong(to, at + 8L * nullWords, if (nullKey) 0L else longKey & keyMask)
     } else tail = copyKey(to, at)
@@ -290,6 +294,17 @@ private[exec] final class ColumnRows(keys: KeyRows, keyTypes: Seq[DataType], col
         tail += padded
       }
       c += 1
+    }
+  }
+
+  /** The packed key's null bits (the first word's, as the keys come first) and a word per field. */
+  private def writePackedKey(to: Array[Byte], at: Long): Unit = {
+    val nulls = packedKeys.nullsOf(g)
+    Platform.putLong(to, at, nulls.toLong)
+    var f = 0
+    while (f < numKeys) {
+      Platform.putLong(to, at + 8L * (nullWords + f), if ((nulls & (1 << f)) != 0) 0L else packedKeys.word(g, f))
+      f += 1
     }
   }
 
@@ -318,6 +333,7 @@ private[exec] object ColumnRows {
   def writes(keys: KeyRows, keyTypes: Seq[DataType], columns: Array[Column], types: Seq[DataType]): Boolean = {
     val keysWritten = keys match {
       case _: LongKeyMap.Keys => keyTypes.size == 1
+      case k: PackedKeyMap.Keys => k.numFields == keyTypes.size
       case k: RowKeyMap.ArenaKeys => k.numKeyFields == keyTypes.size && RowKeyMap.fieldKeyable(keyTypes)
       case _ => false
     }

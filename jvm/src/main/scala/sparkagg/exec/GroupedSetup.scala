@@ -115,13 +115,15 @@ private[exec] final class GroupedSetup(
   def columnsOf(j: Int): Array[Int] = argumentColumns(j)
   def filterOf(j: Int): Int = filterColumns(j)
 
-  /** The hash table for this node's keys: none, one integer-like column read in place, or any (integer-like,
-   *  boolean and string columns written to the table's key rows without a projection). */
+  /** The hash table for this node's keys: none, one integer-like column read in place, integer-like columns
+   *  packed into two words (PackedKeyMap.layout), or any (integer-like, boolean and string columns written to the
+   *  table's key rows without a projection). */
   def newGroupMap(): GroupMap =
     if (keys.isEmpty) new SingleGroup
     else if (sortedInput) new SortedKeyGroups(keyProjection())
-    else oneLongKey.map(b => new LongKeyMap(b.ordinal, b.dataType): GroupMap)
-      .getOrElse(new RowKeyMap(keyProjection(), keys.size, fieldKeys))
+    else if (oneLongKey.isDefined) new LongKeyMap(oneLongKey.get.ordinal, oneLongKey.get.dataType)
+    else if (fieldKeys.nonEmpty && PackedKeyMap.layout(fieldKeys.map(_._2)).isDefined) new PackedKeyMap(fieldKeys)
+    else new RowKeyMap(keyProjection(), keys.size, fieldKeys)
 
   /** The keys' fields when each can be written without a projection ([[RowKeyMap.fieldKeyable]]), else none. */
   private def fieldKeys: Seq[(Int, DataType)] = {

@@ -187,14 +187,21 @@ private[exec] final class PacketWriter(packing: StatePackets) {
    * What [[pack]] makes of the rows of `groups` groups whose keys are `keys` and whose states are `columns`,
    * written from the arrays into the packets by a [[ColumnRows]]: no row made and then copied. `done` once the
    * last group is written. None where the rows are not of that form ([[ColumnRows.writes]]), or the packets
-   * are hashed by more than the keys a [[RowKeyMap]] kept, or not by the one key a [[LongKeyMap]] kept.
+   * are hashed by more than the keys a [[RowKeyMap]] kept, or not by the one key a [[LongKeyMap]] kept, or not
+   * by exactly the keys a [[PackedKeyMap]] packed, in their order.
    */
   def pack(keys: KeyRows, columns: Array[Column], types: Seq[DataType], groups: Int, last: Boolean)(
       done: () => Unit): Option[Iterator[InternalRow]] = {
     val keyFields = packing.unpacked.take(packing.unpacked.size - columns.length)
     val keyTypes = keyFields.map(_.dataType)
+    val packed = keys match {
+      case k: PackedKeyMap.Keys => k
+      case _ => null
+    }
     val partitioned = keys match {
       case _: LongKeyMap.Keys => keyWidth != 0
+      case _: PackedKeyMap.Keys =>
+        packing.keys.map { case a: Attribute => a.exprId; case _ => null } == keyFields.map(_.exprId)
       case _ => packing.keys.flatMap(_.references).forall(r => keyFields.exists(_.exprId == r.exprId))
     }
     if (!partitioned || !ColumnRows.writes(keys, keyTypes, columns, types)) None
@@ -210,7 +217,8 @@ private[exec] final class PacketWriter(packing: StatePackets) {
           rows.load(g)
           g += 1
           val p =
-            if (rows.keyRow == null) PacketWriter.partitionOfKey(rows.nullKey, rows.longKey, keyWidth, modulus)
+            if (packed != null) PacketWriter.partitionOfPacked(packed, rows.group, modulus)
+            else if (rows.keyRow == null) PacketWriter.partitionOfKey(rows.nullKey, rows.longKey, keyWidth, modulus)
             else partitionOf(rows.keyRow)
           val full = reserve(p, rows.size)
           rows.write(packets(p), Platform.BYTE_ARRAY_OFFSET + used(p) - rows.size)
@@ -362,6 +370,22 @@ private[exec] object PacketWriter {
       if (isNull) Seed
       else if (width == 8) Murmur3_x86_32.hashLong(key, Seed)
       else Murmur3_x86_32.hashInt(key.toInt, Seed))
+  }
+
+  /** The partition of group g's packed key, hashed by its fields in order, as Murmur3Hash hashes them (a
+   *  bigint or a timestamp as a long, the others as an int; a NULL leaves the hash as it was). */
+  def partitionOfPacked(keys: PackedKeyMap.Keys, g: Int, partitions: Modulus): Int = {
+    val nulls = keys.nullsOf(g)
+    var hash = StatePackets.HashSeed
+    var f = 0
+    while (f < keys.numFields) {
+      if ((nulls & (1 << f)) == 0)
+        hash =
+          if (keys.isLong(f)) Murmur3_x86_32.hashLong(keys.value(g, f), hash)
+          else Murmur3_x86_32.hashInt(keys.value(g, f).toInt, hash)
+      f += 1
+    }
+    partitions(hash)
   }
 
   // The types Murmur3Hash hashes by their long or int value, as an UnsafeRow stores them.

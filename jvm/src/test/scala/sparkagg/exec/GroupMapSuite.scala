@@ -125,6 +125,68 @@ class GroupMapSuite extends AnyFunSuite {
     }
   }
 
+  test("keys of integer-like fields packed in two words: groups and keys from rows, UnsafeRows and vectors " +
+    "alike, through rehashes, NULL in any fields, negative values") {
+    val rnd = new Random(11)
+    val shapes = Seq[Seq[DataType]](
+      Seq(IntegerType, IntegerType),
+      Seq(DateType, ShortType, ByteType),
+      Seq(LongType, LongType),
+      Seq(TimestampType, IntegerType, ShortType),
+      Seq(ByteType, LongType)
+    )
+    assert(PackedKeyMap.layout(Seq(IntegerType, LongType, IntegerType)).isEmpty, "three words")
+    assert(PackedKeyMap.layout(Seq(IntegerType, StringType)).isEmpty && PackedKeyMap.layout(Seq(LongType)).isEmpty)
+    for (types <- shapes; round <- 0 until 6) {
+      val label = s"${types.mkString(", ")}, round $round"
+      def value(t: DataType): Any = {
+        val v = if (round % 2 == 0) rnd.nextInt(7) - 3L else rnd.nextLong()
+        if (rnd.nextInt(6) == 0) null
+        else t match {
+          case ByteType => v.toByte
+          case ShortType => v.toShort
+          case IntegerType | DateType => v.toInt
+          case _ => v
+        }
+      }
+      val keys = Seq.fill(3000)(types.map(value))
+      val expected = mutable.LinkedHashMap.empty[Seq[Any], Int]
+      val want = keys.map(k => expected.getOrElseUpdate(k, expected.size))
+      val map = new PackedKeyMap(types.indices.map(f => (f + 1, types(f))))
+      val project = UnsafeProjection.create((StringType +: types).toArray)
+      val batch = 1 + rnd.nextInt(700)
+      val groups = keys.grouped(batch).zipWithIndex.flatMap { case (chunk, c) =>
+        val out = new Array[Int](chunk.size)
+        (c + round) % 3 match {
+          case 0 => chunk.zipWithIndex.foreach { case (k, i) => map.stage(InternalRow.fromSeq(null +: k), i, out) }
+          case 1 => chunk.zipWithIndex.foreach { case (k, i) =>
+              map.stage(project(InternalRow.fromSeq(null +: k)), i, out)
+            }
+          case _ =>
+            val vectors = (StringType +: types).map(t => new OnHeapColumnVector(chunk.size, t))
+            for ((k, i) <- chunk.zipWithIndex; f <- types.indices) (k(f), types(f)) match {
+              case (null, _) => vectors(f + 1).putNull(i)
+              case (v: Byte, _) => vectors(f + 1).putByte(i, v)
+              case (v: Short, _) => vectors(f + 1).putShort(i, v)
+              case (v: Int, _) => vectors(f + 1).putInt(i, v)
+              case (v: Long, _) => vectors(f + 1).putLong(i, v)
+            }
+            map.stageBatch(new ColumnarBatch(vectors.toArray[ColumnVector], chunk.size), out)
+        }
+        map.finishBatch(chunk.size, out)
+        out.toSeq
+      }.toSeq
+      assert(groups == want, label)
+      val n = map.numGroups
+      val emitted = map.emit(EmitTo.All)
+      val read = (0 until n).map { g =>
+        val row = emitted(g)
+        types.indices.map(f => if (row.isNullAt(f)) null else row.get(f, types(f)))
+      }
+      assert(read == expected.keys.toSeq, label)
+    }
+  }
+
   test("one string key from a column vector, generated code's values, UnsafeRows or any mix: the groups and keys " +
     "of the projection's rows") {
     val rnd = new Random(5)

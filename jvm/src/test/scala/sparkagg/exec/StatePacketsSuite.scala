@@ -146,18 +146,28 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
   }
 
   test(
-    "packets written from a row key table's keys and string, binary, bigint, double columns are those of the projected rows") {
+    "packets written from a row or packed key table's keys and string, binary, bigint, double columns are those of " +
+      "the projected rows") {
     val random = new scala.util.Random(20261129)
     val keyShapes =
       Seq[Seq[DataType]](
-        Seq(StringType), Seq(IntegerType, StringType), Seq(StringType, LongType, BooleanType, StringType))
+        Seq(StringType),
+        Seq(IntegerType, StringType),
+        Seq(StringType, LongType, BooleanType, StringType),
+        Seq(IntegerType, IntegerType),
+        Seq(DateType, ShortType, ByteType),
+        Seq(LongType, LongType),
+        Seq(TimestampType, IntegerType, ShortType)
+      )
     def randomString(): UTF8String = UTF8String.fromString(random.alphanumeric.take(random.nextInt(20)).mkString)
     def randomKey(t: DataType): Any =
       if (random.nextInt(8) == 0) null
       else t match {
         case StringType => randomString()
-        case IntegerType => random.nextInt(50)
-        case LongType => random.nextLong()
+        case IntegerType | DateType => random.nextInt(50) - 25
+        case ShortType => (random.nextInt(50) - 25).toShort
+        case ByteType => (random.nextInt(50) - 25).toByte
+        case LongType | TimestampType => if (random.nextBoolean()) random.nextLong() else random.nextInt(50) - 25L
         case BooleanType => random.nextBoolean()
       }
     val stateKinds = Seq[DataType](StringType, BinaryType, LongType, DoubleType)
@@ -169,7 +179,10 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
       val packing = StatePackets(keyAttributes, n, unpacked, AttributeReference("route", IntegerType)(),
         AttributeReference("states", BinaryType)())
       val keyProjection = UnsafeProjection.create(keyTypes.toArray)
-      val map = new RowKeyMap(keyProjection, keyTypes.size, keyTypes.zipWithIndex.map { case (t, f) => (f, t) })
+      val fields = keyTypes.zipWithIndex.map { case (t, f) => (f, t) }
+      val map =
+        if (PackedKeyMap.layout(keyTypes).isDefined) new PackedKeyMap(fields)
+        else new RowKeyMap(keyProjection, keyTypes.size, fields)
       val group = new Array[Int](1)
       val keyValues = Iterator.continually(keyTypes.map(randomKey))
         .filter { k => // staged as the operator stages a row's key fields, then looked up
