@@ -14,10 +14,11 @@ import sparkagg.api.EmitTo
 
 /**
  * The one-integer key table: groups numbered in order of first sight (NULL a group of its own), the same
- * whether keys stay in its dense array, widen it either way, or move it to the hash table; keys handed back
- * by group on emit, after which numbering starts again. The table of other keys (a string and an integer
- * here) the same, looked up one at a time or staged in batches, and keys of strings, integers and booleans
- * written without a projection as the projection writes them. Expected groups are worked by hand, or, for
+ * whether keys stay in its dense array, widen it either way, or move it to the hash table; keys handed back by
+ * group on emit, after which numbering starts again. The table of other keys (a string and an integer here) the
+ * same, looked up one at a time or staged in batches, and keys of strings, integers and booleans written
+ * without a projection as the projection writes them. Keys of integer-like fields packed in two words the same,
+ * from rows, UnsafeRows and vectors, NULL in any of their fields. Expected groups are worked by hand, or, for
  * the random cases, by a map that numbers keys in order of first sight. The arena those keys live in keeps
  * every run of words where it was put, on one page.
  */
