@@ -182,6 +182,9 @@ case class GroupedAggregateExec(
 
   /** The generated stage's aggregation (its field's name). */
   private var aggregationTerm: String = _
+  /** Code that tells the aggregation of the rows given as values since it last heard (doConsume's), for the
+   *  end of the input. */
+  private var givenRows: String = _
 
   /**
    * The stage's step: hand on one pending output row and stop, or else run the child's loop (in a method
@@ -197,11 +200,14 @@ case class GroupedAggregateExec(
       ctx.addMutableState(aggregation, "aggregation", v => s"$v = ($aggregation) $factory.apply();", forceInline = true)
     val inputDone = ctx.addMutableState(CodeGenerator.JAVA_BOOLEAN, "inputDone")
     val readInputName = ctx.freshName("readInput")
+    givenRows = ""
+    val childLoop = child.asInstanceOf[CodegenSupport].produce(ctx, this)
     val readInput = ctx.addNewFunction(
       readInputName,
       s"""
          |private void $readInputName() throws java.io.IOException {
-         |  ${child.asInstanceOf[CodegenSupport].produce(ctx, this)}
+         |  $childLoop
+         |  $givenRows
          |  $inputDone = true;
          |  $aggregationTerm.endInput();
          |}
@@ -247,11 +253,15 @@ case class GroupedAggregateExec(
         val ev = e.genCode(ctx); s"${ev.code}\n${call(ev)}"
       }
       val position = ctx.freshName("position")
+      // The room left for rows given as values, and the next one's position (GroupedAggregation.valueRoom).
+      val room = ctx.addMutableState(CodeGenerator.JAVA_INT, "valueRoom")
+      val next = ctx.addMutableState(CodeGenerator.JAVA_INT, "nextPosition")
+      givenRows = s"if ($room > 0) { $agg.valuesGiven($next); $room = 0; }"
       val key = setup.keys.headOption.map(k =>
         computed(
           k,
           ev =>
-            if (k.dataType == StringType) s"$agg.keyString(${ev.isNull} ? null : ${ev.value});"
+            if (k.dataType == StringType) s"$agg.keyString($position, ${ev.isNull} ? null : ${ev.value});"
             else {
               // Written in place, as the values are.
               val keys = ctx.addMutableState("long[]", "stagedKeys", v => s"$v = $agg.stagedKeys();")
@@ -279,8 +289,9 @@ case class GroupedAggregateExec(
                    |  $validity[$position >>> 6] |= 1L << $position;
                    |}
                  """.stripMargin
-              case FieldBuilder.Push.Setter("putString") => s"$agg.putString($j, ${ev.isNull} ? null : ${ev.value});"
-              case FieldBuilder.Push.Setter(setter) => s"$agg.$setter($j, ${ev.isNull}, ${ev.value});"
+              case FieldBuilder.Push.Setter("putString") =>
+                s"$agg.putString($j, $position, ${ev.isNull} ? null : ${ev.value});"
+              case FieldBuilder.Push.Setter(setter) => s"$agg.$setter($j, $position, ${ev.isNull}, ${ev.value});"
             }
         )
       }
@@ -288,11 +299,15 @@ case class GroupedAggregateExec(
       val inputRow = GenerateUnsafeProjection.createCode(ctx,
         child.output.zipWithIndex.map { case (a, i) => BoundReference(i, a.dataType, a.nullable) })
       s"""
-         |if ($agg.takesValues()) {
-         |  int $position = $agg.position();
-         |  ${key.getOrElse(s"$agg.keyless();")}
+         |if ($room == 0) { $room = $agg.valueRoom(); $next = $agg.position(); }
+         |if ($room > 0) {
+         |  int $position = $next;
+         |  ${key.getOrElse(s"$agg.keyless($position);")}
          |  ${fields.mkString("\n")}
-         |  ${handOnIf(s"$agg.endRow()")}
+         |  $next = $position + 1;
+         |  if (--$room == 0) {
+         |    ${handOnIf(s"$agg.valuesGiven($next)")}
+         |  }
          |} else {
          |  ${pushed(inputRow)}
          |}

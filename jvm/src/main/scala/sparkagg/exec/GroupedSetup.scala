@@ -131,7 +131,7 @@ private[exec] final class GroupedSetup(
     if (fields.size == keys.size && RowKeyMap.fieldKeyable(fields.map(_._2))) fields else Nil
   }
 
-  /** Whether generated code can push each row's key and gathered fields as values ([[GroupedAggregation.takesValues]]):
+  /** Whether generated code can push each row's key and gathered fields as values ([[GroupedAggregation.valueRoom]]):
    *  a table of no key, one integer-like or one string key, and fields of types a builder takes as values. */
   val pushesValues: Boolean = !sortedInput && (keys.isEmpty || oneLongKey.isDefined || oneStringKey.isDefined) &&
     readExpressions.forall(e => FieldBuilder.pushOf(e.dataType).isDefined)
