@@ -20,8 +20,9 @@ import sparkagg.catalyst.ArrayValues
  * a batch's columns are valid until the next batch is built (accumulators copy what they keep).
  *
  * Generated code may hand the values of primitive and string fields over without a row ([[FieldBuilder.pushOf]]):
- * an integer-like or floating value it writes into the field's arrays itself (`valuesOf`, `validityOf`), a
- * boolean or a string it gives to a setter (`putBoolean`, `putString`).
+ * an integer-like or floating value, or a decimal of at most 18 digits as its unscaled long, it writes into the
+ * field's arrays itself (`valuesOf`, `validityOf`), a boolean or a string it gives to a setter (`putBoolean`,
+ * `putString`).
  */
 private[exec] final class BatchBuilder(fields: Seq[(Int, DataType)], capacity: Int) {
   private val builders: Array[FieldBuilder] = fields.map { case (ordinal, dataType) =>
@@ -100,13 +101,16 @@ private[exec] object FieldBuilder {
     case FloatType | DoubleType => Some(Push.InPlace("double[]"))
     case BooleanType => Some(Push.Setter("putBoolean"))
     case _: StringType => Some(Push.Setter("putString"))
+    // A decimal of at most 18 digits by its unscaled long, as DecimalBuilder keeps it.
+    case t: DecimalType if !DecimalColumn.wide(t) => Some(Push.InPlace("long[]", v => s"$v.toUnscaledLong()"))
     case _ => None
   }
 
   sealed trait Push
   object Push {
-    /** Written by the generated code into the field's array of this Java type (a widening assignment). */
-    final case class InPlace(javaArray: String) extends Push
+    /** Written by the generated code into the field's array of this Java type: `of` the value's Java
+     *  expression, by a widening assignment. */
+    final case class InPlace(javaArray: String, of: String => String = v => v) extends Push
     /** Given to this BatchBuilder setter. */
     final case class Setter(name: String) extends Push
   }
@@ -366,9 +370,10 @@ private final class BinaryBuilder(ordinal: Int, capacity: Int, strings: Boolean)
  * array, BigInteger, BigDecimal and Decimal that getDecimal makes of it.
  */
 private final class DecimalBuilder(ordinal: Int, t: DecimalType, capacity: Int)
-  extends FieldBuilder(ordinal, capacity) {
+  extends FieldBuilder(ordinal, capacity) with InPlaceValues {
   private val wide = DecimalColumn.wide(t)
   private val low = new Array[Long](capacity)
+  def values: AnyRef = low // written in place only when not wide (FieldBuilder.pushOf)
   private val high = if (wide) new Array[Long](capacity) else null
 
   protected def put(row: InternalRow, o: Int, i: Int): Unit = row match {

@@ -277,7 +277,7 @@ case class GroupedAggregateExec(
           e,
           ev =>
             FieldBuilder.pushOf(e.dataType).get match {
-              case FieldBuilder.Push.InPlace(javaArray) =>
+              case FieldBuilder.Push.InPlace(javaArray, of) =>
                 // The field's arrays live as long as the aggregation: fetched once, written with no call.
                 val values = ctx.addMutableState(javaArray, "fieldValues",
                   v => s"$v = ($javaArray) $agg.valuesOf($j);")
@@ -285,7 +285,7 @@ case class GroupedAggregateExec(
                 s"""
                    |if ($position == 0) java.util.Arrays.fill($validity, 0L);
                    |if (!${ev.isNull}) {
-                   |  $values[$position] = ${ev.value};
+                   |  $values[$position] = ${of(ev.value.toString)};
                    |  $validity[$position >>> 6] |= 1L << $position;
                    |}
                  """.stripMargin
