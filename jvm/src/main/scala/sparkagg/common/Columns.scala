@@ -249,6 +249,33 @@ final class BinaryColumn(val bytes: Array[Byte], val offsets: Array[Int], val va
 }
 
 object BinaryColumn {
+  /**
+   * The emitted values of n groups, each a range of `arena` (group g's from `start(g)`, `length(g)` bytes;
+   * `start(g)` -1: NULL), laid end to end: min / max and mode of strings. The arrays come from
+   * [[LargeArrays]] and are lent to the open loan: at a million groups each is humongous, and made new in
+   * every emission they started G1 concurrent cycles, which take a core from the tasks.
+   */
+  def gathered(n: Int, arena: Array[Byte], start: Int => Int, length: Int => Int): BinaryColumn = {
+    val offsets = LargeArrays.lend(LargeArrays.ints(n + 1))
+    val validity = LargeArrays.lend(LargeArrays.zeroLongs(Validity.words(n)))
+    offsets(0) = 0
+    var g = 0
+    while (g < n) {
+      val present = start(g) >= 0
+      if (present) Validity.set(validity, g)
+      offsets(g + 1) = offsets(g) + (if (present) length(g) else 0)
+      g += 1
+    }
+    val bytes = LargeArrays.lend(LargeArrays.bytes(offsets(n)))
+    g = 0
+    while (g < n) {
+      val at = start(g)
+      if (at >= 0) System.arraycopy(arena, at, bytes, offsets(g), length(g))
+      g += 1
+    }
+    new BinaryColumn(bytes, offsets, validity, n)
+  }
+
   /** `column`'s binary values end to end: the column itself when it already is a BinaryColumn. */
   def of(column: Column): BinaryColumn = column match {
     case b: BinaryColumn => b

@@ -266,26 +266,15 @@ private[sparkagg] final class BytesMinMaxGroups(dataType: DataType, isMax: Boole
   /** The emitted groups' bests end to end (read as strings or binaries alike); the others compacted. */
   def evaluate(emit: EmitTo): Column = {
     val n = emit.count(start.length)
-    val offsets = new Array[Int](n + 1)
-    val validity = new Array[Long](Validity.words(n))
-    val s = start.array
-    val l = length.array
-    var g = 0
-    while (g < n) {
-      if (s(g) >= 0) Validity.set(validity, g)
-      offsets(g + 1) = offsets(g) + (if (s(g) >= 0) l(g) else 0)
-      g += 1
-    }
-    val out = new Array[Byte](offsets(n))
-    g = 0
-    while (g < n) { if (s(g) >= 0) System.arraycopy(arena, s(g), out, offsets(g), l(g)); g += 1 }
+    val (s, l) = (start.array, length.array)
+    val out = BinaryColumn.gathered(n, arena, s(_), l(_))
     if (n == start.length) {
       LargeArrays.release(arena)
       arena = new Array[Byte](BytesMinMaxGroups.InitialArena); used = 0; abandoned = 0
-    } else compact(n, math.max(BytesMinMaxGroups.InitialArena, used - abandoned - offsets(n)))
+    } else compact(n, math.max(BytesMinMaxGroups.InitialArena, used - abandoned - out.offsets(n)))
     start.drop(emit)
     length.drop(emit)
-    new BinaryColumn(out, offsets, validity, n)
+    out
   }
   def state(emit: EmitTo): Array[Column] = Array(evaluate(emit))
 

@@ -516,7 +516,8 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
 
   def evaluate(emit: EmitTo): Column = {
     val n = emit.count(groups)
-    val best = Array.fill(n)(-1)
+    val best = LargeArrays.ints(n) // each group's best pair, -1 while none
+    java.util.Arrays.fill(best, -1)
     var p = 0
     while (p < pairs) {
       val g = pairGroup(p)
@@ -526,28 +527,21 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
       }
       p += 1
     }
-    val validity = new Array[Long](Validity.words(n))
-    var g = 0
-    while (g < n) { if (best(g) >= 0) Validity.set(validity, g); g += 1 }
     val out = kind match {
       case Strings =>
-        val offsets = new Array[Int](n + 1)
-        g = 0
-        while (g < n) { offsets(g + 1) = offsets(g) + (if (best(g) >= 0) length(best(g)) else 0); g += 1 }
-        val bytes = new Array[Byte](offsets(n))
-        g = 0
-        while (g < n) {
-          if (best(g) >= 0) System.arraycopy(arena, start(best(g)), bytes, offsets(g), length(best(g)))
-          g += 1
-        }
-        new BinaryColumn(bytes, offsets, validity, n)
-      case Floats | Doubles =>
-        def double(bits: Long) =
-          if (kind == Floats) java.lang.Float.intBitsToFloat(bits.toInt).toDouble
-          else java.lang.Double.longBitsToDouble(bits)
-        new DoubleColumn(Array.tabulate(n)(g => if (best(g) < 0) 0.0 else double(pairValue(best(g)))), validity, n)
-      case _ => new LongColumn(Array.tabulate(n)(g => if (best(g) < 0) 0L else pairValue(best(g))), validity, n)
+        BinaryColumn.gathered(n, arena, g => if (best(g) < 0) -1 else start(best(g)), g => length(best(g)))
+      case _ =>
+        val validity = new Array[Long](Validity.words(n))
+        var g = 0
+        while (g < n) { if (best(g) >= 0) Validity.set(validity, g); g += 1 }
+        if (kind == Floats || kind == Doubles) {
+          def double(bits: Long) =
+            if (kind == Floats) java.lang.Float.intBitsToFloat(bits.toInt).toDouble
+            else java.lang.Double.longBitsToDouble(bits)
+          new DoubleColumn(Array.tabulate(n)(g => if (best(g) < 0) 0.0 else double(pairValue(best(g)))), validity, n)
+        } else new LongColumn(Array.tabulate(n)(g => if (best(g) < 0) 0L else pairValue(best(g))), validity, n)
     }
+    LargeArrays.release(best)
     drop(n)
     out
   }

@@ -6,7 +6,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
-import sparkagg.common.{BinaryColumn, BytesColumn, GroupColumns, GroupPool, OneValuePool, OrderKeys, OrderedValueGroups, OrderedValues, Validity}
+import sparkagg.common.{BinaryColumn, BytesColumn, GroupColumns, GroupPool, LargeArrays, OneValuePool, OrderKeys, OrderedValueGroups, OrderedValues, Validity}
 
 /**
  * string_agg(x, delimiter) [WITHIN GROUP (ORDER BY key [DESC], ...)]: the non-NULL strings of x joined
@@ -171,10 +171,12 @@ private[sparkagg] final class StringAggGroups(delimiter: Array[Byte]) extends On
     updateBatch(states, groupIndices, filter, totalGroups)
 
   // The joined strings end to end in one array: at a million groups, an array and a UTF8String per group
-  // would double the memory of an early emission, just when memory ran short.
+  // would double the memory of an early emission, just when memory ran short. Its arrays are recycled and
+  // lent to the emission's loan, as BinaryColumn.gathered's.
   def evaluate(emit: EmitTo): Column = emitSlots(emit) { e =>
-    val offsets = new Array[Int](e.groups + 1)
-    val validity = new Array[Long](Validity.words(e.groups))
+    val offsets = LargeArrays.lend(LargeArrays.ints(e.groups + 1))
+    val validity = LargeArrays.lend(LargeArrays.zeroLongs(Validity.words(e.groups)))
+    offsets(0) = 0
     var g = 0
     while (g < e.groups) {
       var total = 0L
@@ -188,7 +190,7 @@ private[sparkagg] final class StringAggGroups(delimiter: Array[Byte]) extends On
       offsets(g + 1) = offsets(g) + total.toInt
       g += 1
     }
-    val out = new Array[Byte](offsets(e.groups))
+    val out = LargeArrays.lend(LargeArrays.bytes(offsets(e.groups)))
     g = 0
     while (g < e.groups) {
       var at = offsets(g)

@@ -84,6 +84,25 @@ class LargeArraysSuite extends AnyFunSuite {
     assert(LargeArrays.ints(1051) eq emitted)
   }
 
+  test("gathered lays the present groups' bytes end to end over recycled arrays, all lent to the loan") {
+    // Scribbled arrays of the lengths it takes: offsets (n + 1), validity words and the bytes.
+    Seq(new Array[Int](1063), new Array[Long](17), new Array[Byte](8 * 354)).foreach(LargeArrays.release)
+    val arena = "xxabcdefgh".getBytes("UTF-8")
+    // 1062 groups: group g is NULL when g % 3 == 1, else "abcdefgh" (g % 3 == 0) or "" (g % 3 == 2).
+    val n = 1062
+    val loan = new LargeArrays.Loan
+    val column = LargeArrays.lending(loan)(
+      BinaryColumn.gathered(n, arena, g => if (g % 3 == 1) -1 else 2, g => if (g % 3 == 0) 8 else 0))
+    assert(column.offsets.length == 1063 && column.bytes.length == 8 * 354)
+    for (g <- 0 until n) {
+      assert(column.isNullAt(g) == (g % 3 == 1), s"group $g")
+      if (g % 3 != 1) assert(column.getUTF8String(g).toString == (if (g % 3 == 0) "abcdefgh" else ""), s"group $g")
+    }
+    loan.repay()
+    assert(LargeArrays.bytes(8 * 354) eq column.bytes)
+    assert(LargeArrays.ints(1063) eq column.offsets)
+  }
+
   test("an array given back twice is refused (the tests throw; it would go to two owners)") {
     val a = new Array[Byte](1061)
     LargeArrays.release(a)
