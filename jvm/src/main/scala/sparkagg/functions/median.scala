@@ -144,11 +144,12 @@ private[sparkagg] final class SortedValueGroups(kind: ValueKind.DoubleLike, stat
   extends ListStatePool with GroupsAccumulator {
   import MedianAccumulator.{decode, encode}
 
+  // The pool and the emitted arrays are recycled (LargeArrays), as array_agg's are.
   private var pool = new Array[Long](GroupPool.Initial)
-  protected def growSlots(capacity: Int): Unit = pool = java.util.Arrays.copyOf(pool, capacity)
+  protected def growSlots(capacity: Int): Unit = pool = LargeArrays.grown(pool, capacity)
   protected def moveSlot(from: Int, to: Int): Unit = pool(to) = pool(from)
   protected def dropSlots(from: Int, until: Int): Unit = ()
-  protected def resetSlots(capacity: Int): Unit = pool = new Array[Long](capacity)
+  protected def resetSlots(capacity: Int): Unit = { LargeArrays.release(pool); pool = new Array[Long](capacity) }
 
   private def add(g: Int, x: Double): Unit = {
     val slot = slotFor(g) // may replace `pool`
@@ -164,7 +165,7 @@ private[sparkagg] final class SortedValueGroups(kind: ValueKind.DoubleLike, stat
 
   /** The emitted groups' values, each group's sorted at [offsets(g), offsets(g + 1)). Values that already
    *  lie in group order at the start of the pool (a single group's, say) are sorted where they are, without
-   *  a copy: the pool drops them next. */
+   *  a copy: the pool drops them next. A copy is the caller's to release. */
   private def sorted(e: GroupPool.Emitted): Array[Long] = {
     val n = e.slots.length
     var same = 0
@@ -172,7 +173,7 @@ private[sparkagg] final class SortedValueGroups(kind: ValueKind.DoubleLike, stat
     val a =
       if (same == n) pool
       else {
-        val copy = new Array[Long](n)
+        val copy = LargeArrays.longs(n)
         System.arraycopy(pool, 0, copy, 0, same)
         var i = same
         while (i < n) { copy(i) = pool(e.slots(i)); i += 1 }
@@ -186,24 +187,32 @@ private[sparkagg] final class SortedValueGroups(kind: ValueKind.DoubleLike, stat
   def evaluate(emit: EmitTo): Column = emitSlots(emit) { e =>
     val a = sorted(e)
     val n = e.groups
-    val results = new Array[Double](n)
+    val results = LargeArrays.lend(LargeArrays.doubles(n))
     val validity = new Array[Long](Validity.words(n))
     var g = 0
     while (g < n) {
       if (e.counts(g) > 0) { results(g) = statistic(a, e.offsets(g), e.offsets(g + 1)); Validity.set(validity, g) }
+      else results(g) = 0.0
       g += 1
     }
+    if (a ne pool) LargeArrays.release(a)
     new DoubleColumn(results, validity, n)
   }
 
   def state(emit: EmitTo): Array[Column] = Array(
     emitSlots(emit) { e =>
       val a = sorted(e)
-      if (kind.dataType == DoubleType)
-        new DoubleListColumn(Array.tabulate(e.slots.length)(i => decode(a(i))), e.offsets, null, e.groups)
-      else
-        new ObjectColumn(
-          Array.tabulate[Any](e.groups)(g => MedianAccumulator.stateList(kind, a, e.offsets(g), e.offsets(g + 1))))
+      val out =
+        if (kind.dataType == DoubleType) {
+          val values = LargeArrays.lend(LargeArrays.doubles(e.slots.length))
+          var i = 0
+          while (i < values.length) { values(i) = decode(a(i)); i += 1 }
+          new DoubleListColumn(values, e.offsets, null, e.groups)
+        } else
+          new ObjectColumn(
+            Array.tabulate[Any](e.groups)(g => MedianAccumulator.stateList(kind, a, e.offsets(g), e.offsets(g + 1))))
+      if (a ne pool) LargeArrays.release(a)
+      out
     })
 
   override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =

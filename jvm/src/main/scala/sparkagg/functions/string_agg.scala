@@ -115,9 +115,10 @@ private[sparkagg] final class StringAggGroups(delimiter: Array[Byte]) extends On
   private var starts = new Array[Int](GroupPool.Initial)
   private var lengths = new Array[Int](GroupPool.Initial)
 
+  // The arena and the slots' arrays are recycled (LargeArrays), as array_agg's pool is.
   protected def growSlots(capacity: Int): Unit = {
-    starts = java.util.Arrays.copyOf(starts, capacity)
-    lengths = java.util.Arrays.copyOf(lengths, capacity)
+    starts = LargeArrays.grown(starts, capacity)
+    lengths = LargeArrays.grown(lengths, capacity)
   }
   protected def moveSlot(from: Int, to: Int): Unit = { starts(to) = starts(from); lengths(to) = lengths(from) }
   /** The kept slots [0, from) moved down; their bytes are copied to the front of a new arena. */
@@ -125,7 +126,7 @@ private[sparkagg] final class StringAggGroups(delimiter: Array[Byte]) extends On
     var total = 0L
     var slot = 0
     while (slot < from) { total += lengths(slot); slot += 1 }
-    val kept = new Array[Byte](math.max(16 * GroupPool.Initial, total.toInt))
+    val kept = LargeArrays.bytes(math.max(16 * GroupPool.Initial, total.toInt))
     var at = 0
     slot = 0
     while (slot < from) {
@@ -135,10 +136,12 @@ private[sparkagg] final class StringAggGroups(delimiter: Array[Byte]) extends On
       at += n
       slot += 1
     }
+    LargeArrays.release(bytes)
     bytes = kept
     used = at
   }
   protected def resetSlots(capacity: Int): Unit = {
+    Seq(bytes, starts, lengths).foreach(LargeArrays.release)
     bytes = new Array[Byte](16 * GroupPool.Initial)
     used = 0
     starts = new Array[Int](capacity)
@@ -165,7 +168,7 @@ private[sparkagg] final class StringAggGroups(delimiter: Array[Byte]) extends On
   }
 
   private def room(n: Int): Unit =
-    if (used + n > bytes.length) bytes = java.util.Arrays.copyOf(bytes, math.max(2 * bytes.length, used + n))
+    if (used + n > bytes.length) bytes = LargeArrays.copyOf(bytes, math.max(2 * bytes.length, used + n))
 
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
     updateBatch(states, groupIndices, filter, totalGroups)
