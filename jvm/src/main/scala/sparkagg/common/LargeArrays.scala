@@ -63,6 +63,7 @@ object LargeArrays {
    *  query's samples). */
   def grown(old: Array[Long], n: Int): Array[Long] = moved(old, longs(n))
   def grown(old: Array[Int], n: Int): Array[Int] = moved(old, ints(n))
+  def grown(old: Array[Byte], n: Int): Array[Byte] = moved(old, bytes(n))
 
   /** Gives back an array that nothing else refers to; small arrays, null and other types are ignored. */
   def release(array: AnyRef): Unit = if (recyclable(array)) {

@@ -226,8 +226,10 @@ private[sparkagg] abstract class DecimalSumCountGroups(in: DecimalType, sumType:
     val (l, m, h) = (lo.emit(emit), mid.emit(emit), hi.emit(emit))
     val c = counts.emit(emit)
     val over = overflowed.emit(emit)
-    val (low, high) = (new Array[Long](c.length), if (DecimalColumn.wide(sumType)) new Array[Long](c.length) else null)
-    val validity = new Array[Long](Validity.words(c.length))
+    // Lent to the emission's loan, as the vectors' emitted arrays are; zero where a group is NULL.
+    def zeros(n: Int) = LargeArrays.lend(LargeArrays.zeroLongs(n))
+    val (low, high) = (zeros(c.length), if (DecimalColumn.wide(sumType)) zeros(c.length) else null)
+    val validity = zeros(Validity.words(c.length))
     val precision = sumType.precision
     var g = 0
     while (g < c.length) {
@@ -287,8 +289,10 @@ private[sparkagg] final class DecimalSumPacking private (sumType: DecimalType, c
 
   def pack(states: Array[Column], numRows: Int): Column = {
     val (sums, counts) = (DecimalColumn.of(states(sumField), sumType), states(countField))
-    val bytes = new Array[Byte](24 * numRows)
-    val offsets = new Array[Int](numRows + 1)
+    // Recycled and lent to the emission's loan: at a million groups both are humongous.
+    val bytes = LargeArrays.lend(LargeArrays.bytes(24 * numRows))
+    val offsets = LargeArrays.lend(LargeArrays.ints(numRows + 1))
+    offsets(0) = 0
     var at = Platform.BYTE_ARRAY_OFFSET.toLong
     var r = 0
     while (r < numRows) {

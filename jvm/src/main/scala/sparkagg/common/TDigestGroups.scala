@@ -277,9 +277,14 @@ private[sparkagg] final class TDigestGroups(fraction: Double, maxSize: Int, retu
       mins.array(g), maxs.array(g), fraction)
     val out = if (returnsDouble) {
       // The usual result type, unboxed; a group without values is NULL.
-      val (values, validity) = (new Array[Double](n), new Array[Long](Validity.words(n)))
+      val (values, validity) =
+        (LargeArrays.lend(LargeArrays.doubles(n)), LargeArrays.lend(LargeArrays.zeroLongs(Validity.words(n))))
       var g = 0
-      while (g < n) { if (counts.array(g) > 0) { values(g) = estimate(g); Validity.set(validity, g) }; g += 1 }
+      while (g < n) {
+        if (counts.array(g) > 0) { values(g) = estimate(g); Validity.set(validity, g) }
+        else values(g) = 0.0
+        g += 1
+      }
       new DoubleColumn(values, validity, n)
     } else new ObjectColumn(Array.tabulate[Any](n)(g => if (counts.array(g) > 0) result(estimate(g)) else null))
     drop(emit)
@@ -287,15 +292,18 @@ private[sparkagg] final class TDigestGroups(fraction: Double, maxSize: Int, retu
   }
 
   /** The emitted groups' states; a group's gathered values are merged straight into its state, not
-   *  stored first (at the end of a partial aggregation that is every group). */
+   *  stored first (at the end of a partial aggregation that is every group). Their arrays are every
+   *  element written, recycled and lent to the emission's loan, as the group vectors' are. */
   def state(emit: EmitTo): Array[Column] = {
     val n = emit.count(starts.length)
+    def doubles() = LargeArrays.lend(LargeArrays.doubles(n))
     val (maxSizes, stateSums, stateCounts, stateMaxs, stateMins) =
-      (new Array[Long](n), new Array[Double](n), new Array[Double](n), new Array[Double](n), new Array[Double](n))
-    val offsets = new Array[Int](n + 1)
+      (LargeArrays.lend(LargeArrays.longs(n)), doubles(), doubles(), doubles(), doubles())
+    val offsets = LargeArrays.lend(LargeArrays.ints(n + 1))
+    offsets(0) = 0
     // A group's centroids are at most its old ones and its gathered values, so live centroids and pool
     // slots bound the lot: two doubles each.
-    val flat = new Array[Double](2 * (live + pooled))
+    val flat = LargeArrays.lend(LargeArrays.doubles(2 * (live + pooled)))
     var g = 0
     while (g < n) {
       val merged = mergeGathered(g)

@@ -35,8 +35,10 @@ private[sparkagg] object TDigestPacking extends StatePacking {
   def pack(states: Array[Column], numRows: Int): Column = {
     val Array(size, sum, count, max, min, centroids) = states
     val lists = new CentroidLists(centroids)
+    // Both lent to the emission's loan: at a million groups each is humongous, and new in every emission.
     val out = new ByteSink(32 * numRows + 16)
-    val offsets = new Array[Int](numRows + 1)
+    val offsets = LargeArrays.lend(LargeArrays.ints(numRows + 1))
+    offsets(0) = 0
     var r = 0
     while (r < numRows) {
       var f = 0
@@ -69,7 +71,7 @@ private[sparkagg] object TDigestPacking extends StatePacking {
       offsets(r + 1) = out.length
       r += 1
     }
-    new BinaryColumn(out.bytes, offsets, null, numRows)
+    new BinaryColumn(LargeArrays.lend(out.bytes), offsets, null, numRows)
   }
 
   def unpack(column: Column): Array[Column] = {
@@ -135,12 +137,12 @@ private[sparkagg] object TDigestPacking extends StatePacking {
     def get(row: Int, dataType: DataType): AnyRef = java.lang.Double.valueOf(getDouble(row))
   }
 
-  /** A growing little-endian byte array; integers as zigzag LEB128. */
+  /** A growing little-endian byte array, recycled ([[LargeArrays]]); integers as zigzag LEB128. */
   private final class ByteSink(capacity: Int) {
-    var bytes = new Array[Byte](capacity)
+    var bytes: Array[Byte] = LargeArrays.bytes(capacity)
     var length = 0
     private def room(n: Int): Unit =
-      if (length + n > bytes.length) bytes = java.util.Arrays.copyOf(bytes, math.max(2 * bytes.length, length + n))
+      if (length + n > bytes.length) bytes = LargeArrays.grown(bytes, math.max(2 * bytes.length, length + n))
     def byte(b: Int): Unit = { room(1); bytes(length) = b.toByte; length += 1 }
     def varLong(v: Long): Unit = {
       room(10)

@@ -445,21 +445,24 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
   }
 
   /** The pairs of groups below n in group order, each group's as first seen: group g's are
-   *  `order(offsets(g) until offsets(g + 1))`. */
+   *  `order(offsets(g) until offsets(g + 1))`. Both arrays are recycled ([[LargeArrays]]): the caller
+   *  gives them back or lends them. */
   private def byGroup(n: Int): (Array[Int], Array[Int]) = {
-    val offsets = new Array[Int](n + 1)
+    val offsets = LargeArrays.zeroInts(n + 1)
     var p = 0
     while (p < pairs) { if (pairGroup(p) < n) offsets(pairGroup(p) + 1) += 1; p += 1 }
     var g = 0
     while (g < n) { offsets(g + 1) += offsets(g); g += 1 }
-    val order = new Array[Int](offsets(n))
-    val cursor = Arrays.copyOf(offsets, n)
+    val order = LargeArrays.ints(offsets(n))
+    val cursor = LargeArrays.ints(n)
+    System.arraycopy(offsets, 0, cursor, 0, n)
     p = 0
     while (p < pairs) {
       val g = pairGroup(p)
       if (g < n) { order(cursor(g)) = p; cursor(g) += 1 }
       p += 1
     }
+    LargeArrays.release(cursor)
     (order, offsets)
   }
 
@@ -472,12 +475,14 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
     case _ => Array.tabulate[Any](until - from)(j => boxed(pairValue(order(from + j))))
   }
 
-  /** The strings of pairs `order`, group g's at [offsets(g), offsets(g + 1)), end to end. */
+  /** The strings of pairs `order`, group g's at [offsets(g), offsets(g + 1)), end to end, in arrays lent
+   *  to the emission's loan. */
   private def stringLists(order: Array[Int], offsets: Array[Int]): Column = {
-    val starts = new Array[Int](order.length + 1)
+    val starts = LargeArrays.lend(LargeArrays.ints(order.length + 1))
+    starts(0) = 0
     var e = 0
     while (e < order.length) { starts(e + 1) = starts(e) + length(order(e)); e += 1 }
-    val bytes = new Array[Byte](starts(order.length))
+    val bytes = LargeArrays.lend(LargeArrays.bytes(starts(order.length)))
     e = 0
     while (e < order.length) { System.arraycopy(arena, start(order(e)), bytes, starts(e), length(order(e))); e += 1 }
     new BytesListColumn(bytes, starts, offsets, null, offsets.length - 1)
@@ -495,7 +500,10 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
       frequencies(g) = Array.tabulate(until - from)(j => pairCount(order(from + j)))
       g += 1
     }
-    val valueColumn = if (values == null) stringLists(order, offsets) else new ObjectColumn(values)
+    val valueColumn =
+      if (values != null) { LargeArrays.release(offsets); new ObjectColumn(values) }
+      else stringLists(order, LargeArrays.lend(offsets))
+    LargeArrays.release(order)
     drop(n)
     Array(valueColumn, new ObjectColumn(frequencies))
   }
