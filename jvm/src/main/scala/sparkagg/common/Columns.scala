@@ -256,9 +256,8 @@ object BinaryColumn {
    * every emission they started G1 concurrent cycles, which take a core from the tasks.
    */
   def gathered(n: Int, arena: Array[Byte], start: Int => Int, length: Int => Int): BinaryColumn = {
-    val offsets = LargeArrays.lend(LargeArrays.ints(n + 1))
+    val offsets = LargeArrays.lentOffsets(n)
     val validity = LargeArrays.lend(LargeArrays.zeroLongs(Validity.words(n)))
-    offsets(0) = 0
     var g = 0
     while (g < n) {
       val present = start(g) >= 0

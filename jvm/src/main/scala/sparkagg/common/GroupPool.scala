@@ -46,8 +46,7 @@ abstract class GroupPool {
     val n = counts.length
     // At a million groups these arrays are megabytes each: recycled, not left to the collector. The
     // offsets may be kept by the emitted column, so they go with the emission's loan.
-    val offsets = LargeArrays.lend(LargeArrays.ints(n + 1))
-    offsets(0) = 0
+    val offsets = LargeArrays.lentOffsets(n)
     var g = 0
     while (g < n) { offsets(g + 1) = offsets(g) + counts(g); g += 1 }
     val slots = LargeArrays.ints(offsets(n))

@@ -112,6 +112,14 @@ object LargeArrays {
     array
   }
 
+  /** The offsets of n emitted rows' lists or bytes: n + 1 ints, recycled, lent to the open loan, the first
+   *  set to 0 (a recycled array holds what it last held); the caller writes the other n. */
+  def lentOffsets(n: Int): Array[Int] = {
+    val offsets = lend(ints(n + 1))
+    offsets(0) = 0
+    offsets
+  }
+
   /** An array of length n, recycled if one is free (then zeroed from `zeroFrom` on), else new (all zero). */
   private def take[A <: AnyRef](kind: Class[A], n: Int, bytesEach: Int, make: Int => A, zeroFrom: Int): A =
     if (bytesEach.toLong * n < MinBytes) make(n)

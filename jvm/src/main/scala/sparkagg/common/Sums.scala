@@ -291,8 +291,7 @@ private[sparkagg] final class DecimalSumPacking private (sumType: DecimalType, c
     val (sums, counts) = (DecimalColumn.of(states(sumField), sumType), states(countField))
     // Recycled and lent to the emission's loan: at a million groups both are humongous.
     val bytes = LargeArrays.lend(LargeArrays.bytes(24 * numRows))
-    val offsets = LargeArrays.lend(LargeArrays.ints(numRows + 1))
-    offsets(0) = 0
+    val offsets = LargeArrays.lentOffsets(numRows)
     var at = Platform.BYTE_ARRAY_OFFSET.toLong
     var r = 0
     while (r < numRows) {

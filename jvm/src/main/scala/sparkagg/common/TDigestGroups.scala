@@ -299,8 +299,7 @@ private[sparkagg] final class TDigestGroups(fraction: Double, maxSize: Int, retu
     def doubles() = LargeArrays.lend(LargeArrays.doubles(n))
     val (maxSizes, stateSums, stateCounts, stateMaxs, stateMins) =
       (LargeArrays.lend(LargeArrays.longs(n)), doubles(), doubles(), doubles(), doubles())
-    val offsets = LargeArrays.lend(LargeArrays.ints(n + 1))
-    offsets(0) = 0
+    val offsets = LargeArrays.lentOffsets(n)
     // A group's centroids are at most its old ones and its gathered values, so live centroids and pool
     // slots bound the lot: two doubles each.
     val flat = LargeArrays.lend(LargeArrays.doubles(2 * (live + pooled)))

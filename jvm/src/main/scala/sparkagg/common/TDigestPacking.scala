@@ -37,8 +37,7 @@ private[sparkagg] object TDigestPacking extends StatePacking {
     val lists = new CentroidLists(centroids)
     // Both lent to the emission's loan: at a million groups each is humongous, and new in every emission.
     val out = new ByteSink(32 * numRows + 16)
-    val offsets = LargeArrays.lend(LargeArrays.ints(numRows + 1))
-    offsets(0) = 0
+    val offsets = LargeArrays.lentOffsets(numRows)
     var r = 0
     while (r < numRows) {
       var f = 0

@@ -478,8 +478,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
   /** The strings of pairs `order`, group g's at [offsets(g), offsets(g + 1)), end to end, in arrays lent
    *  to the emission's loan. */
   private def stringLists(order: Array[Int], offsets: Array[Int]): Column = {
-    val starts = LargeArrays.lend(LargeArrays.ints(order.length + 1))
-    starts(0) = 0
+    val starts = LargeArrays.lentOffsets(order.length)
     var e = 0
     while (e < order.length) { starts(e + 1) = starts(e) + length(order(e)); e += 1 }
     val bytes = LargeArrays.lend(LargeArrays.bytes(starts(order.length)))

@@ -177,9 +177,8 @@ private[sparkagg] final class StringAggGroups(delimiter: Array[Byte]) extends On
   // would double the memory of an early emission, just when memory ran short. Its arrays are recycled and
   // lent to the emission's loan, as BinaryColumn.gathered's.
   def evaluate(emit: EmitTo): Column = emitSlots(emit) { e =>
-    val offsets = LargeArrays.lend(LargeArrays.ints(e.groups + 1))
+    val offsets = LargeArrays.lentOffsets(e.groups)
     val validity = LargeArrays.lend(LargeArrays.zeroLongs(Validity.words(e.groups)))
-    offsets(0) = 0
     var g = 0
     while (g < e.groups) {
       var total = 0L
