@@ -161,7 +161,7 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: lis
         spark.conf.unset("spark.sparkagg.groups.enabled")
         # Every call's own code too (its accumulator on each side, Spark's sort or object aggregation): in the
         # first shape timed, each call but the first otherwise ran cold, and that shape was the worst at 1k
-        # groups of most calls in every full run.
+        # groups of most calls in the two full runs before.
         common.timed_together(spark, {f"warm-up: {name}": f"SELECT k, {name} FROM cached GROUP BY k"
                                       for _, ours, _, theirs in CALLS for name in (theirs, ours)}, repeat=1)
         timings = {name: timed_calls(spark, view, key, f"{label}, {groups}", repeat, typed=name in TYPED_SHAPES,
