@@ -8,6 +8,7 @@ import org.apache.spark.sql.catalyst.expressions.{BoundReference, UnsafeProjecti
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
 import org.apache.spark.sql.types._
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
+import org.apache.spark.unsafe.hash.Murmur3_x86_32
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.api.EmitTo
@@ -186,6 +187,93 @@ class GroupMapSuite extends AnyFunSuite {
       }
       assert(read == expected.keys.toSeq, label)
     }
+  }
+
+  /** The groups of two-field keys (null: NULL) staged as rows and finished in batches of `batch`. */
+  private def packedGroupsOf(map: PackedKeyMap, keys: Seq[(Any, Any)], batch: Int): Seq[Int] =
+    keys.grouped(batch).flatMap { chunk =>
+      val groups = new Array[Int](chunk.size)
+      chunk.zipWithIndex.foreach { case ((a, b), i) => map.stage(InternalRow(a, b), i, groups) }
+      map.finishBatch(chunk.size, groups)
+      groups.toSeq
+    }.toSeq
+
+  private def packedEmitted(map: PackedKeyMap, types: (DataType, DataType)): Seq[(Any, Any)] = {
+    val n = map.numGroups
+    val key = map.emit(EmitTo.All)
+    (0 until n).map { g =>
+      val row = key(g)
+      (if (row.isNullAt(0)) null else row.get(0, types._1), if (row.isNullAt(1)) null else row.get(1, types._2))
+    }
+  }
+
+  /** Numbers keys in order of first sight: the groups a table must give, and its keys by group. */
+  private def firstSight[K](keys: Seq[K]): (Seq[Int], Seq[K]) = {
+    val seen = mutable.LinkedHashMap.empty[K, Int]
+    (keys.map(k => seen.getOrElseUpdate(k, seen.size)), seen.keys.toSeq)
+  }
+
+  test("packed keys in a grid (two moduli of an id, in id order, as a shuffle partition's every 4th) stay dense") {
+    for (every <- Seq(1, 4)) {
+      val map = new PackedKeyMap(Seq((0, LongType), (1, LongType)))
+      val keys = (0 until 120000 by every).map(id => (id % 300L, id / 300L)) // 300 by 400
+      val (want, byGroup) = firstSight(keys)
+      assert(packedGroupsOf(map, keys ++ keys.reverse, batch = 8192) == want ++ want.reverse, s"every $every")
+      assert(!map.hashed, s"every $every")
+      assert(packedEmitted(map, (LongType, LongType)) == byGroup, s"every $every")
+    }
+  }
+
+  test("a merging task's packed keys stay dense: a quarter of a 200 by 500 grid by Spark's hash partitioning, as " +
+    "two producers, each over 250,000 ids from its own start, emit them in order of first sight") {
+    def firstSeen(from: Long): Seq[Long] = (from until from + 250000L).map(_ % 100000L).distinct
+    val ids = (firstSeen(0L) ++ firstSeen(50000L)).filter { id =>
+      val hash = Murmur3_x86_32.hashLong(id / 200, Murmur3_x86_32.hashLong(id % 200, 42))
+      Math.floorMod(hash, 4) == 1
+    }
+    val keys = ids.map(id => (id % 200, id / 200))
+    val map = new PackedKeyMap(Seq((0, LongType), (1, LongType)))
+    val (want, byGroup) = firstSight(keys)
+    assert(packedGroupsOf(map, keys, batch = 8192) == want)
+    assert(!map.hashed)
+    assert(packedEmitted(map, (LongType, LongType)) == byGroup)
+  }
+
+  test("packed keys' ranges widen below and above, NULL in either field, and the groups keep their numbers") {
+    val map = new PackedKeyMap(Seq((0, IntegerType), (1, ShortType)))
+    val keys = Seq[(Any, Any)](
+      (10, 5.toShort),
+      (10, null),
+      (-7, 5.toShort),
+      (null, null),
+      (60, -30.toShort),
+      (10, 5.toShort),
+      (null, 5.toShort),
+      (-7, 5.toShort),
+      (60, -30.toShort),
+      (Int.MaxValue, Short.MinValue)
+    )
+    val (want, byGroup) = firstSight(keys)
+    assert(want == Seq(0, 1, 2, 3, 4, 0, 5, 2, 4, 6))
+    assert(packedGroupsOf(map, keys.take(9), batch = 2) == want.take(9))
+    assert(!map.hashed)
+    // Int.MaxValue is too far from the rest (seven groups) for a dense array: every group moves to the hash table.
+    assert(packedGroupsOf(map, keys, batch = 3) == want)
+    assert(map.hashed)
+    assert(packedEmitted(map, (IntegerType, ShortType)) == byGroup)
+  }
+
+  test("packed keys at a bigint's ends move to the hash table; after an emit, numbering starts again densely") {
+    val map = new PackedKeyMap(Seq((0, LongType), (1, ByteType)))
+    val far = Seq[(Any, Any)]((Long.MaxValue, 1.toByte), (Long.MinValue, 1.toByte), (Long.MaxValue, -128.toByte))
+    assert(packedGroupsOf(map, far ++ far, batch = 4) == Seq(0, 1, 2, 0, 1, 2))
+    assert(map.hashed)
+    assert(packedEmitted(map, (LongType, ByteType)) == far)
+    assert(map.numGroups == 0 && !map.hashed)
+    val bytes = (-128 to 127).map(b => (Long.MaxValue, b.toByte))
+    assert(packedGroupsOf(map, bytes ++ bytes, batch = 100) == (0 until 256) ++ (0 until 256))
+    assert(!map.hashed)
+    assert(packedEmitted(map, (LongType, ByteType)) == bytes)
   }
 
   test("one string key from a column vector, generated code's values, UnsafeRows or any mix: the groups and keys " +
