@@ -415,8 +415,11 @@ object LongKeyMap {
    *  table does (16-byte slots, at least two per group). */
   val DensePerGroup = 8
 
+  /** The most places a dense array of groups (or a field's range, [[PackedKeyMap]]) may have. */
+  val MaxDense: Long = 1L << 30
+
   private[exec] def denseLimit(groups: Long): Long =
-    math.min(DensePerGroup * math.max(groups, InitialDense.toLong), 1L << 30)
+    math.min(DensePerGroup * math.max(groups, InitialDense.toLong), MaxDense)
 
   def supports(keyType: DataType): Boolean = keyType match {
     case ByteType | ShortType | IntegerType | DateType | LongType | TimestampType | TimestampNTZType => true
@@ -621,14 +624,14 @@ private[exec] final class PackedKeyMap(fields: Seq[(Int, DataType)]) extends Gro
     val (aheadLows, aheadHighs) = (seenLows.clone(), seenHighs.clone())
     var f = 0
     while (f < numFields) {
-      val v = valueOf(words0, words1, f)
       if ((nullBits & (1 << f)) == 0) {
+        val v = valueOf(words0, words1, f)
         if (seenHighs(f) < seenLows(f)) {
           leastLows(f) = v; leastHighs(f) = v; aheadLows(f) = v; aheadHighs(f) = v
         } else if (v < seenLows(f) || v > seenHighs(f)) {
           val (from, to) = (math.min(seenLows(f), v), math.max(seenHighs(f), v))
           val length = BigInt(to) - BigInt(from) + 1
-          if (length > PackedKeyMap.MaxPlaces) { hash(); return }
+          if (length > LongKeyMap.MaxDense) { hash(); return }
           leastLows(f) = from; leastHighs(f) = to
           val ahead = length.max(2 * (BigInt(seenHighs(f)) - BigInt(seenLows(f)) + 1))
           // Within the type's values: a range past a bigint's ends would wrap.
@@ -832,15 +835,12 @@ private[exec] object PackedKeyMap {
   /** Places a dense array's moves may sweep beyond twice its places: the first moves, of small arrays. */
   val SweptFreely: Long = 1L << 16
 
-  /** The most places a field's range or a dense array of keys may have. */
-  val MaxPlaces: Long = 1L << 30
-
   /** The places of keys whose fields range over `lows` to `highs` (NULL among them): the product of their
-   *  ranges' places, more than [[MaxPlaces]] if it passes that. */
+   *  ranges' places, more than [[LongKeyMap.MaxDense]] if it passes that. */
   def places(lows: Array[Long], highs: Array[Long]): Long = {
     var product = 1L
     var f = 0
-    while (f < lows.length && product <= MaxPlaces) { product *= placesOf(lows(f), highs(f)); f += 1 }
+    while (f < lows.length && product <= LongKeyMap.MaxDense) { product *= placesOf(lows(f), highs(f)); f += 1 }
     product
   }
 
