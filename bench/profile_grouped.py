@@ -2,7 +2,7 @@
 threads while the query runs (default: df_avg of x GROUP BY the 1M-group key over a Parquet file of 5M
 rows, the query bench_grouped.py compares with DataFusion), each sample charged to the first frame, from the
 leaf down, that belongs to one of the parts below; frames of the JDK, of Spark's row formats and of
-generated code pass the charge on to their caller. Prints the split, the garbage collection time and the
+generated code pass the charge on to their caller. Prints the split, the garbage collection pauses and the
 methods most often on top.
 
     .venv/bin/python bench/profile_grouped.py [--rows N] [--repeat R] [--query "df_sum(x)"] [--groups kbig|k|skey|...]
@@ -120,17 +120,27 @@ def report(recording: Path, wall: float, best: float, repeat: int) -> None:
         parts[part_of(frames)] += 1
         if frames:
             tops[frames[0]] += 1
-    gc = sum(_seconds(e["values"]["duration"]) for e in _events(recording, "jdk.GarbageCollection"))
+    pauses, concurrent = gc_split(_events(recording, "jdk.GarbageCollection"))
     samples = sum(parts.values())
     if not samples:
         raise SystemExit("profile_grouped: no execution samples of the executor threads were recorded")
     print(f"{repeat} runs in {wall:.2f} s (best {best:.2f} s); {samples:,} samples of the executor threads; "
-          f"garbage collection {gc:.2f} s ({100 * gc / wall:.0f}% of the wall time)")
+          f"garbage collection pauses {pauses:.2f} s ({100 * pauses / wall:.0f}% of the wall time), "
+          f"concurrent collection {concurrent:.2f} s beside the threads")
     for part, n in parts.most_common():
         print(f"  {part:44s} {100 * n / samples:5.1f}%")
     print("methods most often on top:")
     for frame, n in tops.most_common(15):
         print(f"  {100 * n / samples:5.1f}%  {frame}")
+
+
+def gc_split(collections_recorded: list[dict]) -> tuple[float, float]:
+    """(seconds the threads were stopped, seconds of concurrent work) of JFR's jdk.GarbageCollection events.
+    A young collection's span is its pause; an old (concurrent) cycle of G1 spans seconds of marking while the
+    threads run, and only its remark and cleanup pauses stop them."""
+    pauses = sum(_seconds(e["values"]["sumOfPauses"]) for e in collections_recorded)
+    spans = sum(_seconds(e["values"]["duration"]) for e in collections_recorded)
+    return pauses, max(0.0, spans - pauses)
 
 
 def _seconds(duration: str) -> float:

@@ -58,6 +58,16 @@ def test_a_sample_is_charged_to_the_first_part_from_the_leaf():
     assert part([]) == profile_grouped.OTHER
 
 
+def test_garbage_collection_counts_pauses_apart_from_concurrent_cycles():
+    def collection(name, span, pauses):
+        return {"values": {"name": name, "duration": f"PT{span}S", "sumOfPauses": f"PT{pauses}S"}}
+    # a young pause of 12 ms, then a G1 old cycle that marked for 0.5 s and stopped the threads for 30 ms
+    pauses, concurrent = profile_grouped.gc_split([collection("G1New", 0.012, 0.012),
+                                                   collection("G1Old", 0.5, 0.03)])
+    assert pauses == pytest.approx(0.042) and concurrent == pytest.approx(0.47)
+    assert profile_grouped.gc_split([]) == (0.0, 0.0)
+
+
 @pytest.mark.spark
 def test_task_cpu_is_what_the_tasks_of_each_query_used(spark):
     cpu = {}
