@@ -425,6 +425,40 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
   private def utf8(vs: String*): Column =
     new ObjectColumn(vs.map(v => if (v == null) null else UTF8String.fromString(v)).toArray)
 
+  test("mode holds few groups' values over batches, adds them group by group in the order they came, then stops") {
+    // 40 batches of 8192 rows over 1000 groups, then 5000 (past ModeGroups.HoldGroups: the held values are
+    // added first); the 2^18 values held fill the hold once before that.
+    for (t <- Seq(StringType, LongType)) {
+      val (forState, forValue) = (AccumulatorGroups.of(bound(Mode, t)), AccumulatorGroups.of(bound(Mode, t)))
+      val rnd = new Random(7)
+      val seen = Array.fill(5000)(scala.collection.mutable.LinkedHashMap.empty[Int, Long])
+      var total = 0
+      for (b <- 0 until 40) {
+        val keys = Array.fill(8192)(rnd.nextInt(if (b < 34) 1000 else 5000))
+        val raw = Array.fill(8192)(rnd.nextInt(60))
+        for (i <- keys.indices) seen(keys(i))(raw(i)) = seen(keys(i)).getOrElse(raw(i), 0L) + 1
+        total = math.max(total, keys.max + 1)
+        val column = if (t == StringType) utf8(raw.map(v => s"v$v").toIndexedSeq: _*) else longs(raw.toIndexedSeq: _*)
+        for (acc <- Seq(forState, forValue)) acc.updateBatch(Columns(8192, column), keys, None, total)
+      }
+      def value(v: Int): Any = if (t == StringType) s"v$v" else v.toLong
+      val state = forState.state(EmitTo.All)
+      val modes = out(forValue.evaluate(EmitTo.All), t).map(v => if (v == null) null else v.toString)
+      for (g <- 0 until total) {
+        val (values, counts) = (state(0).getList(g), state(1).getList(g))
+        val want = seen(g).toSeq
+        val got = (0 until values.numElements).map(j =>
+          (if (t == StringType) values.getUTF8String(j).toString else values.getLong(j), counts.getLong(j)))
+        assert(got == want.map { case (v, n) => (value(v), n) }, s"$t, group $g")
+        // The most frequent value, the least of those that tie (strings by their bytes: v10 before v9).
+        val most = want.map(_._2).max
+        val ties = want.collect { case (v, n) if n == most => value(v) }
+        val least = if (t == StringType) ties.map(_.toString).min else ties.map(_.asInstanceOf[Long]).min
+        assert(modes(g) == least.toString, s"$t, group $g")
+      }
+    }
+  }
+
   test("hand-worked: approx_distinct keeps a group of few values in bytes, not 16 KB, and turns dense past 2048") {
     val acc = AccumulatorGroups.of(bound(ApproxDistinct, LongType))
     // 1000 groups of 10 distinct values: each a sparse table of 16 slots (the 8 first fill half of 8).

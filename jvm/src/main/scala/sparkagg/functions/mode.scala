@@ -142,8 +142,10 @@ final class SlidingModeAccumulator(t: DataType) extends ModeAccumulator(t) {
  * probes one small region, not the whole table. A slot holds its pair's hash (high half) and number + 1
  * (low half), so a probe reads a pair only when the hashes agree. A group's segment doubles past three
  * quarters full; the segments it leaves behind are at most as large as the live ones and go when the
- * groups are emitted. A float or double is kept by its canonical bits (`floatToIntBits`): -0.0 and 0.0 are
- * two values and every NaN one, as the row accumulator's boxes are told apart.
+ * groups are emitted. Up to [[ModeGroups.HoldGroups]] groups, a batch's values are held and added later,
+ * many batches' at once, group after group (a group's probes then find its segment in the caches). A float
+ * or double is kept by its canonical bits (`floatToIntBits`): -0.0 and 0.0 are two values and every NaN
+ * one, as the row accumulator's boxes are told apart.
  */
 private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator {
   import ModeGroups._
@@ -356,6 +358,61 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
     segmentPairs.resize(totalGroups)
   }
 
+  // Few groups: the values are held here, over many batches, and then added group after group (a stable
+  // sort by group keeps each group's values in the order they came). A group's values then come together,
+  // so its segment and pairs stay in the caches while they are probed, as in Spark's sort-based fallback;
+  // a batch spreads its rows over every group (some eight rows each at 1k groups), and each probe missed.
+  private var heldGroup = new Array[Int](0)
+  private var heldHash = new Array[Int](0)
+  private var heldValue = new Array[Long](0) // the value's bits, or a string's start << 32 | length
+  private var heldBytes = new Array[Byte](0)
+  private var held = 0
+  private var heldUsed = 0
+
+  private def hold(g: Int, h: Int, bits: Long): Unit = {
+    if (held == heldGroup.length) {
+      val n = math.max(1024, 2 * held)
+      heldGroup = Arrays.copyOf(heldGroup, n)
+      heldHash = Arrays.copyOf(heldHash, n)
+      heldValue = Arrays.copyOf(heldValue, n)
+    }
+    heldGroup(held) = g
+    heldHash(held) = h
+    heldValue(held) = bits
+    held += 1
+  }
+
+  private def holdBytes(g: Int, base: AnyRef, offset: Long, length: Int): Unit = {
+    if (heldUsed > HoldBytes) addHeld()
+    if (heldUsed + length > heldBytes.length)
+      heldBytes = Arrays.copyOf(heldBytes, math.max(2 * heldBytes.length, heldUsed + length))
+    BytesColumn.copyInto(base, offset, length, heldBytes, heldUsed)
+    hold(g, hashOf(base, offset, length), (heldUsed.toLong << 32) | length)
+    heldUsed += length
+  }
+
+  /** Adds the held values, group after group. */
+  private def addHeld(): Unit = if (held > 0) {
+    val offsets = new Array[Int](groups + 1)
+    var k = 0
+    while (k < held) { offsets(heldGroup(k) + 1) += 1; k += 1 }
+    var g = 0
+    while (g < groups) { offsets(g + 1) += offsets(g); g += 1 }
+    val order = new Array[Int](held)
+    k = 0
+    while (k < held) { val g = heldGroup(k); order(offsets(g)) = k; offsets(g) += 1; k += 1 }
+    var j = 0
+    while (j < held) {
+      val k = order(j)
+      val v = heldValue(k)
+      if (kind != Strings) addBits(heldGroup(k), v, 1, heldHash(k))
+      else addBytes(heldGroup(k), heldBytes, Platform.BYTE_ARRAY_OFFSET + (v >>> 32), v.toInt, 1, heldHash(k))
+      j += 1
+    }
+    held = 0
+    heldUsed = 0
+  }
+
   def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
     resize(totalGroups)
     val column = values.column(0)
@@ -365,6 +422,22 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
     }
     val f = filter.orNull
     val rows = values.numRows
+    if (totalGroups <= HoldGroups) {
+      var i = 0
+      while (i < rows) {
+        if (GroupsAccumulator.keep(f, i) && !column.isNullAt(i)) {
+          val g = groupIndices(i)
+          if (kind != Strings) { val bits = bitsAt(column, i); hold(g, hashBits(bits), bits) }
+          else if (binary != null)
+            holdBytes(g, binary.bytes, Platform.BYTE_ARRAY_OFFSET + binary.start(i), binary.length(i))
+          else { val u = column.getUTF8String(i); holdBytes(g, u.getBaseObject, u.getBaseOffset, u.numBytes) }
+        }
+        i += 1
+      }
+      if (held >= HoldRows) addHeld()
+      return
+    }
+    addHeld()
     stage(rows, if (binary == null) null else binary.bytes)
     var sum = 0L
     var i = 0
@@ -390,6 +463,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
 
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
     resize(totalGroups)
+    addHeld()
     val (valueLists, frequencyLists) = (states.column(0), states.column(1))
     // Lists of strings that come end to end are read in place, without a list view per state.
     val endToEnd = valueLists match {
@@ -488,6 +562,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
   }
 
   def state(emit: EmitTo): Array[Column] = {
+    addHeld()
     val n = emit.count(groups)
     val (order, offsets) = byGroup(n)
     val values = if (kind == Strings) null else new Array[Any](n)
@@ -522,6 +597,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
   }
 
   def evaluate(emit: EmitTo): Column = {
+    addHeld()
     val n = emit.count(groups)
     val best = LargeArrays.ints(n) // each group's best pair, -1 while none
     java.util.Arrays.fill(best, -1)
@@ -607,7 +683,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
   override def supportsConvertToState: Boolean = true
 
   def size: Long = 8L * segments.length + segmentStart.size + segmentBits.size + segmentPairs.size +
-    20L * pairGroup.length + arena.length
+    20L * pairGroup.length + arena.length + 16L * heldGroup.length + heldBytes.length
 }
 
 private object ModeGroups {
@@ -616,6 +692,11 @@ private object ModeGroups {
   val StringSeed = 42
   val InitialPairs = 1 << 9
   val InitialArena = 1 << 12
+  // Up to this many groups a batch's values are held, and added once this many values, or bytes of strings,
+  // are held (see addHeld).
+  val HoldGroups = 1 << 12
+  val HoldRows = 1 << 18
+  val HoldBytes = 1 << 24
 
   // How values are read and kept: an Int per type, so that the per-row match is a switch.
   final val Bytes = 0
