@@ -393,14 +393,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
 
   /** Adds the held values, group after group. */
   private def addHeld(): Unit = if (held > 0) {
-    val offsets = new Array[Int](groups + 1)
-    var k = 0
-    while (k < held) { offsets(heldGroup(k) + 1) += 1; k += 1 }
-    var g = 0
-    while (g < groups) { offsets(g + 1) += offsets(g); g += 1 }
-    val order = new Array[Int](held)
-    k = 0
-    while (k < held) { val g = heldGroup(k); order(offsets(g)) = k; offsets(g) += 1; k += 1 }
+    val (order, offsets) = byGroup(heldGroup, held, groups)
     var j = 0
     while (j < held) {
       val k = order(j)
@@ -409,6 +402,8 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
       else addBytes(heldGroup(k), heldBytes, Platform.BYTE_ARRAY_OFFSET + (v >>> 32), v.toInt, 1, heldHash(k))
       j += 1
     }
+    LargeArrays.release(order)
+    LargeArrays.release(offsets)
     held = 0
     heldUsed = 0
   }
@@ -518,23 +513,24 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
     }
   }
 
-  /** The pairs of groups below n in group order, each group's as first seen: group g's are
-   *  `order(offsets(g) until offsets(g + 1))`. Both arrays are recycled ([[LargeArrays]]): the caller
-   *  gives them back or lends them. */
-  private def byGroup(n: Int): (Array[Int], Array[Int]) = {
+  /** Items `0 until count` of groups below n (item i's group: `groupOf(i)`) in group order, each group's in
+   *  their own order (a stable counting sort): group g's are `order(offsets(g) until offsets(g + 1))`. The
+   *  pairs to emit, and the held values to add. Both arrays are recycled ([[LargeArrays]]): the caller gives
+   *  them back or lends them. */
+  private def byGroup(groupOf: Array[Int], count: Int, n: Int): (Array[Int], Array[Int]) = {
     val offsets = LargeArrays.zeroInts(n + 1)
-    var p = 0
-    while (p < pairs) { if (pairGroup(p) < n) offsets(pairGroup(p) + 1) += 1; p += 1 }
+    var i = 0
+    while (i < count) { if (groupOf(i) < n) offsets(groupOf(i) + 1) += 1; i += 1 }
     var g = 0
     while (g < n) { offsets(g + 1) += offsets(g); g += 1 }
     val order = LargeArrays.ints(offsets(n))
     val cursor = LargeArrays.ints(n)
     System.arraycopy(offsets, 0, cursor, 0, n)
-    p = 0
-    while (p < pairs) {
-      val g = pairGroup(p)
-      if (g < n) { order(cursor(g)) = p; cursor(g) += 1 }
-      p += 1
+    i = 0
+    while (i < count) {
+      val g = groupOf(i)
+      if (g < n) { order(cursor(g)) = i; cursor(g) += 1 }
+      i += 1
     }
     LargeArrays.release(cursor)
     (order, offsets)
@@ -564,7 +560,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
   def state(emit: EmitTo): Array[Column] = {
     addHeld()
     val n = emit.count(groups)
-    val (order, offsets) = byGroup(n)
+    val (order, offsets) = byGroup(pairGroup, pairs, n)
     val values = if (kind == Strings) null else new Array[Any](n)
     val frequencies = new Array[Any](n)
     var g = 0
