@@ -76,6 +76,26 @@ class GroupedSpillSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     assert(merges.head.metrics("numOutputRows").value == values)
   }
 
+  // Three groups of a million values each: the Final node's array_agg pool (40 MB, asking twice that) is
+  // refused. Up to Spark's sort fallback threshold (128) it keeps its groups; over it (set to 2) it spills.
+  test("a Final node out of memory keeps a few groups rather than spill them, and spills them past the threshold") {
+    val query =
+      """SELECT key, size(ids) AS n, aggregate(ids, 0L, (acc, x) -> acc + x) AS total
+        |FROM (SELECT id % 3 AS key, df_array_agg(id) AS ids FROM range(3000000) GROUP BY id % 3)""".stripMargin
+    // Group k holds 3j + k for j < 10^6: its sum is 3 * (10^6 - 1) * 10^6 / 2 + k * 10^6.
+    val expected = (0 until 3).map(k => (k.toLong, 1000000, 1499998500000L + k * 1000000L))
+    def spillsOf(threshold: String): Long =
+      withConf("spark.sql.objectHashAggregate.sortBased.fallbackThreshold" -> threshold) {
+        val df = spark.sql(query)
+        assert(df.collect().map(r => (r.getLong(0), r.getInt(1), r.getLong(2))).sorted.toSeq == expected)
+        val finals =
+          collect(df.queryExecution.executedPlan) { case g: GroupedAggregateExec if g.mode == GroupedMode.Final => g }
+        finals.head.metrics("numSpills").value
+      }
+    assert(spillsOf("128") == 0, "three groups are kept")
+    assert(spillsOf("2") > 0, "past the threshold they spill")
+  }
+
   // The functions' states through spills do not depend on the Spark minor, whose spilling the test above covers.
   test("every function through a Final node that spills agrees with the TypedImperativeAggregate path",
     DefaultLineOnly) {

@@ -716,6 +716,19 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     assert(out(AccumulatorGroups.of(bound(ArrayAgg, LongType)).evaluate(EmitTo.All), ArrayType(LongType)).isEmpty)
   }
 
+  test("a value pool doubles up to 2^20 slots, then grows by half; 1.2 million values of one group come out in order") {
+    assert(GroupPool.grownCapacity(1024) == 2048)
+    assert(GroupPool.grownCapacity(1 << 19) == (1 << 20))
+    assert(GroupPool.grownCapacity(1 << 20) == 1572864)
+    assert(GroupPool.grownCapacity(1572864) == 2359296)
+    // Past 2^20 values the pool grows once by half; all emitted at once, the owners go before the values.
+    val acc = AccumulatorGroups.of(bound(ArrayAgg, LongType))
+    val n = 1200000
+    acc.updateBatch(Columns(n, longs((0L until n.toLong).map(x => x: Any): _*)), new Array[Int](n), None, 1)
+    val Seq(list) = out(acc.evaluate(EmitTo.All), ArrayType(LongType))
+    assert(GroupsAccumulatorSuite.norm(list).asInstanceOf[Array[Any]].toSeq == (0L until n.toLong))
+  }
+
   test("array_agg's emitted lists hold while their loan is open, the next emission taking recycled arrays") {
     // 3,000 doubles (every 7th NULL) in 1,000 groups, in arrival order: the lists a plain filter gives. The
     // second emission, of other values in groups of other sizes (so other offsets), would take any array the

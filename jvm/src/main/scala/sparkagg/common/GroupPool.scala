@@ -31,8 +31,9 @@ abstract class GroupPool {
   /** A slot for the next value of group g (the values' arrays grown first when the pool is full). */
   protected final def slotFor(g: Int): Int = {
     if (pooled == owner.length) {
-      owner = LargeArrays.grown(owner, 2 * pooled)
-      growSlots(2 * pooled)
+      val capacity = GroupPool.grownCapacity(pooled)
+      owner = LargeArrays.grown(owner, capacity)
+      growSlots(capacity)
     }
     owner(pooled) = g
     perGroup.array(g) += 1
@@ -59,11 +60,15 @@ abstract class GroupPool {
       slot += 1
     }
     LargeArrays.release(cursor)
-    val out = use(new GroupPool.Emitted(slots, offsets, counts))
-    LargeArrays.release(slots)
+    // Every group emitted: the owners are done with before the values are copied out (a 10-million-value
+    // group's are 40 MB, beside the values and their copy).
     if (perGroup.length == 0) {
       LargeArrays.release(owner)
       owner = new Array[Int](GroupPool.Initial)
+    }
+    val out = use(new GroupPool.Emitted(slots, offsets, counts))
+    LargeArrays.release(slots)
+    if (perGroup.length == 0) {
       resetSlots(GroupPool.Initial)
       pooled = 0
     } else keepFrom(n)
@@ -146,6 +151,11 @@ abstract class ListStatePool extends OneValuePool {
 
 object GroupPool {
   val Initial = 1024
+
+  /** The capacity after `capacity` slots: doubled up to 2^20, then grown by half, so that a pool of one huge
+   *  group, whose old and new arrays live together while it grows, needs 2.5 times its values, not 3. */
+  def grownCapacity(capacity: Int): Int =
+    if (capacity < (1 << 20)) 2 * capacity else math.min(Int.MaxValue - 8L, capacity + (capacity >> 1)).toInt
 
   /** The emitted groups' slots: group g's are `slots` at [offsets(g), offsets(g + 1)), in arrival order,
    *  counts(g) of them. */

@@ -149,9 +149,12 @@ private[exec] final class GroupRow(keyTypes: Seq[DataType], columns: Array[Colum
     if (doubleLists(c) != null || bytesLists(c) != null) new UnsafeArrayData else null)
   private val buffers = Array.fill(columns.length)(new Array[Long](0))
 
-  /** Column `column`'s reused buffer, of at least `bytes` bytes, its first `zeroed` bytes zero. */
+  /** Column `column`'s reused buffer, of at least `bytes` bytes, its first `zeroed` bytes zero. It grows to
+   *  twice its length or to the size asked, whichever is more: one huge list (an array_agg of 5 million
+   *  strings is 80 MB) gets no room to spare. */
   private def buffer(column: Int, bytes: Int, zeroed: Int): Array[Long] = {
-    if (bytes > 8 * buffers(column).length) buffers(column) = new Array[Long](math.max(64, 2 * ((bytes + 7) / 8)))
+    if (bytes > 8 * buffers(column).length)
+      buffers(column) = new Array[Long](math.max(64, math.max((bytes + 7) / 8, 2 * buffers(column).length)))
     java.util.Arrays.fill(buffers(column), 0, zeroed / 8, 0L)
     buffers(column)
   }

@@ -34,6 +34,8 @@ import sparkagg.catalyst.{AccumulatorAggregate, Form, SparkAggregates}
  *    aggregating and passes rows on as states. Off by default, unlike DataFusion (100000 rows): in Spark
  *    the rows passed on cross a shuffle, which costs more than DataFusion's in-process repartition, and a
  *    partition's first rows rarely tell its reduction (README: Grouped aggregation).
+ *  - Spark's `spark.sql.objectHashAggregate.sortBased.fallbackThreshold` (default 128): a merging node refused
+ *    memory spills its groups only when it holds more than that many, as ObjectHashAggregate sorts only past it.
  *  - `spark.sparkagg.groups.packets` (default true): the states cross each shuffle by the keys in packets,
  *    not a row per group ([[StatePackets]], placed after Spark's exchanges by `StatePackets.Rule`).
  */
@@ -151,7 +153,8 @@ object GroupedAggregateStrategy {
   def settings(conf: SQLConf): GroupedSettings = GroupedSettings(
     batchSize = conf.getConfString(BatchSizeConf, "8192").toInt,
     skipPartialRows = conf.getConfString(SkipPartialRowsConf, "-1").toLong,
-    skipPartialRatio = conf.getConfString(SkipPartialRatioConf, "0.8").toDouble
+    skipPartialRatio = conf.getConfString(SkipPartialRatioConf, "0.8").toDouble,
+    spillOver = conf.objectAggSortBasedFallbackThreshold
   )
 }
 

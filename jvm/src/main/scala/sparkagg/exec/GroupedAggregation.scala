@@ -16,7 +16,7 @@ import sparkagg.api._
 import sparkagg.common.LargeArrays
 
 /** The settings of the grouped path, read from the session when a query runs (see [[GroupedAggregateStrategy]]). */
-final case class GroupedSettings(batchSize: Int, skipPartialRows: Long, skipPartialRatio: Double)
+final case class GroupedSettings(batchSize: Int, skipPartialRows: Long, skipPartialRatio: Double, spillOver: Int)
 
 /** Where a task's input comes from. */
 private[exec] sealed trait GroupedInput
@@ -70,6 +70,9 @@ private[exec] final class GroupedAggregation(
   private val values = setup.valueProjection()
   private val valueOrdinals = setup.valueFields.map(_._1).toArray
   private var groupIndices = new Array[Int](batchSize)
+  // Bytes of the rows gathered into the batch so far: a batch also ends at BatchBytes, since its columns copy
+  // what the rows hold, and four merged states of an array_agg of 10 million values are 80 MB.
+  private var batchBytes = 0L
   // Made when first asked: rows written from the arrays or packed need none, and generating it in every task
   // was 3% of the executor samples of df_avg by 1k keys of a cached table.
   private lazy val output = setup.outputProjection()
@@ -131,7 +134,10 @@ private[exec] final class GroupedAggregation(
   /** Up to a batch of rows: their groups, and their values gathered into columns. */
   private def readRows(): (Array[Column], Int) = {
     var n = 0
-    while (n < batchSize && input.hasNext) { gather(input.next(), n); n += 1 }
+    while (n < batchSize && batchBytes < GroupedAggregation.BatchBytes && input.hasNext) {
+      gather(input.next(), n)
+      n += 1
+    }
     gathered(n)
   }
 
@@ -139,10 +145,15 @@ private[exec] final class GroupedAggregation(
   private def gather(row: InternalRow, i: Int): Unit = {
     groups.stage(row, i, groupIndices)
     batch.append(values(row), i)
+    row match {
+      case u: UnsafeRow => batchBytes += u.getSizeInBytes
+      case _ =>
+    }
   }
 
   /** The first `n` gathered rows as a batch: their groups looked up, their columns. */
   private def gathered(n: Int): (Array[Column], Int) = {
+    batchBytes = 0L
     groups.finishBatch(n, groupIndices)
     (setup.allColumns(batch.columns(n), n), n)
   }
@@ -188,7 +199,11 @@ private[exec] final class GroupedAggregation(
   /** The rows before position `end` are given (pushed or as values); whether output rows are now pending. */
   def valuesGiven(end: Int): Boolean = {
     pushed = end
-    if (pushed == batchSize) { pushed = 0; pending = timed(consumeBatch(gathered(batchSize))) }
+    if (pushed == batchSize || batchBytes >= GroupedAggregation.BatchBytes) {
+      val n = pushed
+      pushed = 0
+      pending = timed(consumeBatch(gathered(n)))
+    }
     pendingRows
   }
 
@@ -241,7 +256,14 @@ private[exec] final class GroupedAggregation(
       } else Iterator.empty
     } else if (!reserve()) {
       if (partial) { metrics("numEarlyEmits") += 1; emit(EmitTo.All) }
-      else { spillGroups(); Iterator.empty }
+      else {
+        // A spill pays when groups are many: its runs come back one group at a time. A few large states come
+        // back whole, with copies on the way (an array_agg of 10 million values spilled held its row, the
+        // run's record and the batch's copy at once): up to Spark's own threshold, they stay, as they do in
+        // ObjectHashAggregate, which sorts only past it.
+        if (groups.numGroups > settings.spillOver) spillGroups()
+        Iterator.empty
+      }
     } else Iterator.empty
   }
 
@@ -390,7 +412,6 @@ private[exec] final class GroupedAggregation(
   private lazy val stateSchema =
     StructType(setup.stateTypes.flatten.zipWithIndex.map { case (t, i) => StructField(s"s$i", t) })
   private lazy val keyToUnsafe = UnsafeProjection.create(setup.keyTypes.toArray)
-  private lazy val stateToUnsafe = UnsafeProjection.create(setup.stateTypes.flatten.toArray)
 
   private def newSorter() = SparkInternals.newKVSorter(keySchema, stateSchema, memory.pageSizeBytes)
 
@@ -403,6 +424,8 @@ private[exec] final class GroupedAggregation(
     val (keys, states) = LargeArrays.lending(loan)((groups.emit(EmitTo.All), emittedStates(EmitTo.All, n)))
     release()
     val run = newSorter()
+    // A projection of this spill's own: its buffer grows to the largest state and would stay that size.
+    val stateToUnsafe = UnsafeProjection.create(setup.stateTypes.flatten.toArray)
     val group = new GroupRow(Nil, states, setup.stateTypes.flatten)
     var g = 0
     while (g < n) {
@@ -451,4 +474,9 @@ private[exec] final class GroupedAggregation(
     spilled = null
     merging = null
   }
+}
+
+private[exec] object GroupedAggregation {
+  /** A batch of rows ends once its rows hold this many bytes, before `batchSize` rows if they are large. */
+  val BatchBytes: Long = 16L << 20
 }
