@@ -962,7 +962,7 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
   }
 
   override def stage(row: InternalRow, i: Int, groups: Array[Int]): Unit =
-    if (fieldOrdinals.nonEmpty) { holdFields(row, i, null); stageFields(i) }
+    if (fieldKeyed) { holdFields(row, i, null); stageFields(i) }
     else {
       val key = project(row)
       val bytes = key.getSizeInBytes
@@ -974,16 +974,30 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
 
   // A scan's batch: its string key fields read where the scan put their bytes (VectorBytes).
   override def stageBatch(batch: ColumnarBatch, groups: Array[Int]): Unit =
-    if (fieldOrdinals.isEmpty) super.stageBatch(batch, groups)
+    if (!fieldKeyed) super.stageBatch(batch, groups)
     else {
       val inPlace = fieldOrdinals.map(o =>
         VectorColumn.of(batch.column(o), batch.numRows) match {
           case b: BytesColumn => b
           case _ => null
         })
-      var i = 0
-      while (i < batch.numRows) { holdFields(batch.getRow(i), i, inPlace); stageFields(i); i += 1 }
+      if (oneString && inPlace(0) != null) stageStrings(inPlace(0), batch.numRows)
+      else {
+        var i = 0
+        while (i < batch.numRows) { holdFields(batch.getRow(i), i, inPlace); stageFields(i); i += 1 }
+      }
     }
+
+  /** A batch's one string key, read where the scan put its bytes: no row per key, no loop over fields. */
+  private def stageStrings(keys: BytesColumn, n: Int): Unit = {
+    val bytes = keys.bytes
+    var i = 0
+    while (i < n) {
+      if (keys.isNullAt(i)) stageOneString(i, null, 0L, -1)
+      else stageOneString(i, bytes, Platform.BYTE_ARRAY_OFFSET + keys.start(i), keys.length(i))
+      i += 1
+    }
+  }
 
   /** The key fields of `row` (row `i` of its batch), where `inPlace(f)`, when not null, holds field f's
    *  string bytes. An UnsafeRow's (the shuffle's) strings are read where they lie too: no UTF8String per row. */
@@ -1024,6 +1038,9 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
   // The key fields written without a projection: their ordinals and widths (RowKeyMap.wordWidth; 0: a
   // string), and the values of the row being staged.
   private val fieldOrdinals = fieldKeys.map(_._1).toArray
+  // Tested per row: `fieldOrdinals.nonEmpty` went through Predef.intArrayOps, 1.6% of the samples of df_min(s)
+  // by a Parquet string key.
+  private val fieldKeyed = fieldOrdinals.length > 0
   private val widths = fieldKeys.map(k => RowKeyMap.wordWidth(k._2)).toArray
   private val nulls = new Array[Boolean](fieldOrdinals.length)
   private val words = new Array[Long](fieldOrdinals.length)
