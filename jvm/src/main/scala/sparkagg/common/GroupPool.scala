@@ -50,16 +50,7 @@ abstract class GroupPool {
     val offsets = LargeArrays.lentOffsets(n)
     var g = 0
     while (g < n) { offsets(g + 1) = offsets(g) + counts(g); g += 1 }
-    val slots = LargeArrays.ints(offsets(n))
-    val cursor = LargeArrays.ints(n)
-    System.arraycopy(offsets, 0, cursor, 0, n)
-    var slot = 0
-    while (slot < pooled) {
-      val o = owner(slot)
-      if (o < n) { slots(cursor(o)) = slot; cursor(o) += 1 }
-      slot += 1
-    }
-    LargeArrays.release(cursor)
+    val slots = GroupVectors.orderByGroup(owner, pooled, offsets, n)
     // Every group emitted: the owners are done with before the values are copied out (a 10-million-value
     // group's are 40 MB, beside the values and their copy).
     if (perGroup.length == 0) {

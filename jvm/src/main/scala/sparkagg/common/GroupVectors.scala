@@ -144,4 +144,21 @@ object GroupVectors {
     val doubled = math.min(Int.MaxValue - 16L, math.max(16L, current.toLong * 2)).toInt
     math.max(doubled, need)
   }
+
+  /** A stable counting sort's placing pass: items `0 until count` whose group (`groupOf(i)`) is below `n`,
+   *  in group order and each group's in their own order, given where each group's run starts (`offsets`,
+   *  n + 1 prefix sums of the counts). The array is recycled ([[LargeArrays]]): the caller releases it. */
+  def orderByGroup(groupOf: Array[Int], count: Int, offsets: Array[Int], n: Int): Array[Int] = {
+    val order = LargeArrays.ints(offsets(n))
+    val cursor = LargeArrays.ints(n)
+    System.arraycopy(offsets, 0, cursor, 0, n)
+    var i = 0
+    while (i < count) {
+      val g = groupOf(i)
+      if (g < n) { order(cursor(g)) = i; cursor(g) += 1 }
+      i += 1
+    }
+    LargeArrays.release(cursor)
+    order
+  }
 }

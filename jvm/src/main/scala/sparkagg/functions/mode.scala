@@ -523,17 +523,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
     while (i < count) { if (groupOf(i) < n) offsets(groupOf(i) + 1) += 1; i += 1 }
     var g = 0
     while (g < n) { offsets(g + 1) += offsets(g); g += 1 }
-    val order = LargeArrays.ints(offsets(n))
-    val cursor = LargeArrays.ints(n)
-    System.arraycopy(offsets, 0, cursor, 0, n)
-    i = 0
-    while (i < count) {
-      val g = groupOf(i)
-      if (g < n) { order(cursor(g)) = i; cursor(g) += 1 }
-      i += 1
-    }
-    LargeArrays.release(cursor)
-    (order, offsets)
+    (GroupVectors.orderByGroup(groupOf, count, offsets, n), offsets)
   }
 
   /** One group's values, pairs `order(from until until)`: bigint, int and double lists as primitive
