@@ -67,7 +67,10 @@ $(VENV)/.bench: $(VENV)/.installed
 	$(PY) -m pip install -q -e 'python[test,bench]'
 	touch $@
 
-# The log ends with the 25 slowest tests, to see where the suite's time goes.
+# The log ends with the 25 slowest tests, to see where the suite's time goes. Serial: on a two-core
+# machine two pytest-xdist workers took as long (1,085 s against 1,005-1,400 s), the slowest tests (those
+# that start JVMs) slower still; a C1-only JIT (-XX:TieredStopAtLevel=1) made ScalaTest slower too (8:19
+# against 4:34 for five suites).
 test-python: jar bench-deps
 	$(PY) -m pytest tests -q --durations=25
 
