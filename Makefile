@@ -58,6 +58,7 @@ $(EVERY_MINOR): $(SOURCES) $(VENV)/.installed $(foreach m,$(OTHERS),.venvs/spark
 	  $(call project_of,$(m))/publishM2)
 	touch $@
 
+# The default JIT: C1 alone (-XX:TieredStopAtLevel=1) made five suites slower, 8:19 against 4:34.
 test-scala: venv
 	$(SBT) test
 
@@ -69,8 +70,7 @@ $(VENV)/.bench: $(VENV)/.installed
 
 # The log ends with the 25 slowest tests, to see where the suite's time goes. Serial: on a two-core
 # machine two pytest-xdist workers took as long (1,085 s against 1,005-1,400 s), the slowest tests (those
-# that start JVMs) slower still; a C1-only JIT (-XX:TieredStopAtLevel=1) made ScalaTest slower too (8:19
-# against 4:34 for five suites).
+# that start JVMs) slower still.
 test-python: jar bench-deps
 	$(PY) -m pytest tests -q --durations=25
 
