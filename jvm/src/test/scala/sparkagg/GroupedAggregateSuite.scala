@@ -258,6 +258,8 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
         "df_max(dt), df_sum(CAST(i AS DOUBLE)) FROM t GROUP BY k ORDER BY k",
       "SELECT s, df_sum(l), df_max(d) FROM t GROUP BY s ORDER BY s",
       "SELECT df_sum(l), df_avg(i), df_count(*) FROM t",
+      // Fields never NULL (their validity set once per batch) beside nullable ones.
+      "SELECT k, df_sum(u), df_avg(u * 0.25D), df_max(CAST(u AS INT)), df_sum(l) FROM t GROUP BY k ORDER BY k",
       // Rows pushed: two keys, list and decimal fields.
       "SELECT k, b, df_array_agg(d), df_median(d), df_sum(m) FROM t GROUP BY k, b ORDER BY k, b",
       // Spark's rewrite of two DISTINCTs: an Expand hands on several rows per input row, without a stop between.

@@ -876,6 +876,17 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     }
   }
 
+  test("Validity.setFrom sets every bit from a row on and keeps the ones below it") {
+    val rnd = new Random(5)
+    for (words <- Seq(1, 2, 3); row <- Seq(0, 1, 63, 64, 65, 127, 128, 150).filter(_ <= 64 * words)) {
+      val before = Array.fill(words)(rnd.nextLong())
+      val bits = before.clone()
+      Validity.setFrom(bits, row)
+      val expected = (0 until 64 * words).map(i => i >= row || Validity.isValid(before, i))
+      assert((0 until 64 * words).map(Validity.isValid(bits, _)) == expected, s"$words words from $row")
+    }
+  }
+
   test("BitVector and LongVector: EmitTo.First(n) shifts the rest down across word boundaries") {
     val rnd = new Random(7)
     for (total <- Seq(1, 63, 64, 65, 200, 1000); n <- Seq(0, 1, 63, 64, 65, 128, total).filter(_ <= total)) {

@@ -18,6 +18,12 @@ object Validity {
   }
   def words(numRows: Int): Int = (numRows + 63) >> 6
   def set(bits: Array[Long], row: Int): Unit = bits(row >> 6) |= 1L << row
+  /** Sets the bits of every row from `row` on, keeping those below it. */
+  def setFrom(bits: Array[Long], row: Int): Unit = {
+    var w = row >> 6
+    if (w < bits.length && (row & 63) != 0) { bits(w) |= -1L << row; w += 1 }
+    java.util.Arrays.fill(bits, w, bits.length, -1L)
+  }
 }
 
 /**

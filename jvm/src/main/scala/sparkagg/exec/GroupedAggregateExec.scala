@@ -264,14 +264,22 @@ case class GroupedAggregateExec(
             if (k.dataType == StringType) s"$agg.keyString($position, ${ev.isNull} ? null : ${ev.value});"
             else {
               // Written in place, as the values are.
-              val keys = ctx.addMutableState("long[]", "stagedKeys", v => s"$v = $agg.stagedKeys();")
-              val groups = ctx.addMutableState("int[]", "stagedGroups", v => s"$v = $agg.stagedGroups();")
+              val keys =
+                ctx.addMutableState("long[]", "stagedKeys", v => s"$v = $agg.stagedKeys();", forceInline = true)
+              val groups =
+                ctx.addMutableState("int[]", "stagedGroups", v => s"$v = $agg.stagedGroups();", forceInline = true)
               s"""
                  |if (${ev.isNull}) $groups[$position] = -1;
                  |else { $keys[$position] = ${ev.value}; $groups[$position] = 0; }
                """.stripMargin
             }
         ))
+      // A field that is never NULL has its room's validity bits set once, where the room is taken.
+      val roomValid = setup.readExpressions.zipWithIndex.collect {
+        case (e, j)
+            if !e.nullable && FieldBuilder.pushOf(e.dataType).exists(_.isInstanceOf[FieldBuilder.Push.InPlace]) =>
+          s"$agg.validFrom($j, $next);"
+      }
       val fields = setup.readExpressions.zipWithIndex.map { case (e, j) =>
         computed(
           e,
@@ -280,15 +288,19 @@ case class GroupedAggregateExec(
               case FieldBuilder.Push.InPlace(javaArray, of) =>
                 // The field's arrays live as long as the aggregation: fetched once, written with no call.
                 val values = ctx.addMutableState(javaArray, "fieldValues",
-                  v => s"$v = ($javaArray) $agg.valuesOf($j);")
-                val validity = ctx.addMutableState("long[]", "fieldValidity", v => s"$v = $agg.validityOf($j);")
-                s"""
-                   |if ($position == 0) java.util.Arrays.fill($validity, 0L);
-                   |if (!${ev.isNull}) {
-                   |  $values[$position] = ${of(ev.value.toString)};
-                   |  $validity[$position >>> 6] |= 1L << $position;
-                   |}
-                 """.stripMargin
+                  v => s"$v = ($javaArray) $agg.valuesOf($j);", forceInline = true)
+                if (!e.nullable) s"$values[$position] = ${of(ev.value.toString)};"
+                else {
+                  val validity = ctx.addMutableState("long[]", "fieldValidity",
+                    v => s"$v = $agg.validityOf($j);", forceInline = true)
+                  s"""
+                     |if ($position == 0) java.util.Arrays.fill($validity, 0L);
+                     |if (!${ev.isNull}) {
+                     |  $values[$position] = ${of(ev.value.toString)};
+                     |  $validity[$position >>> 6] |= 1L << $position;
+                     |}
+                   """.stripMargin
+                }
               case FieldBuilder.Push.Setter("putString") =>
                 s"$agg.putString($j, $position, ${ev.isNull} ? null : ${ev.value});"
               case FieldBuilder.Push.Setter(setter) => s"$agg.$setter($j, $position, ${ev.isNull}, ${ev.value});"
@@ -299,7 +311,11 @@ case class GroupedAggregateExec(
       val inputRow = GenerateUnsafeProjection.createCode(ctx,
         child.output.zipWithIndex.map { case (a, i) => BoundReference(i, a.dataType, a.nullable) })
       s"""
-         |if ($room == 0) { $room = $agg.valueRoom(); $next = $agg.position(); }
+         |if ($room == 0) {
+         |  $room = $agg.valueRoom();
+         |  $next = $agg.position();
+         |  if ($room > 0) { ${roomValid.mkString(" ")} }
+         |}
          |if ($room > 0) {
          |  int $position = $next;
          |  ${key.getOrElse(s"$agg.keyless($position);")}

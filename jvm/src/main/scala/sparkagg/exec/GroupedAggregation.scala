@@ -13,7 +13,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
-import sparkagg.common.LargeArrays
+import sparkagg.common.{LargeArrays, Validity}
 
 /** The settings of the grouped path, read from the session when a query runs (see [[GroupedAggregateStrategy]]). */
 final case class GroupedSettings(batchSize: Int, skipPartialRows: Long, skipPartialRatio: Double, spillOver: Int)
@@ -193,6 +193,8 @@ private[exec] final class GroupedAggregation(
   def position: Int = pushed
   def valuesOf(j: Int): AnyRef = batch.valuesOf(j)
   def validityOf(j: Int): Array[Long] = batch.validityOf(j)
+  /** Field j, never NULL, is valid at every position of the room from `position` on (valueRoom). */
+  def validFrom(j: Int, position: Int): Unit = Validity.setFrom(batch.validityOf(j), position)
   def putBoolean(j: Int, position: Int, isNull: Boolean, v: Boolean): Unit = batch.putBoolean(j, position, isNull, v)
   def putString(j: Int, position: Int, v: UTF8String): Unit = batch.putString(j, position, v)
 
