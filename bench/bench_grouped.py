@@ -92,8 +92,8 @@ DATAFUSION_CALLS = [("df_avg(x)", "avg(x)"), ("df_sum(x)", "sum(x)"), ("df_count
 # and of the Parquet file (shape name, view). What a query costs before its rows count (planning, two stages,
 # the exchange) is paid on both sides; at 1k groups, 5M rows add little to it.
 FLOOR_SHAPES = [("range-1k", "ranged_one_row"), ("parquet-1k", "parquet_one_row")]
-# Untimed runs of each query before its timed ones: at 1k groups a run is too short for the JIT to finish
-# compiling its loops within it.
+# Untimed runs of each query before its timed ones (no more than the timed ones: a trial of one run a query
+# warms each once): at 1k groups a run is too short for the JIT to finish compiling its loops within it.
 WARM_UPS = {"1k groups": 2, "1M groups": 1}
 FLOOR_NAMES = {name for name, _ in FLOOR_SHAPES}
 # Where the floor is measured, the task threads' CPU over every row is too (common.task_cpu): the part of the
@@ -163,12 +163,12 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: lis
                      "SELECT kbig, df_avg(x) FROM cached GROUP BY kbig", repeat=1)
         spark.conf.unset("spark.sparkagg.groups.enabled")
         timings = {name: timed_calls(spark, view, key, f"{label}, {groups}", repeat, typed=name in TYPED_SHAPES,
-                                     warm_ups=WARM_UPS[groups],
+                                     warm_ups=min(WARM_UPS[groups], repeat),
                                      task_cpu=name in FLOOR_NAMES)
                    for name, label, view, key, groups in SHAPES}
         floor_calls = [c for c in CALLS if c[0] in FLOOR_CALLS]
         floors = {name: timed_calls(spark, view, "k", f"{SHAPE_LABELS[name]}, the first row alone", repeat, typed=False,
-                                    warm_ups=WARM_UPS["1k groups"], calls=floor_calls)
+                                    warm_ups=min(WARM_UPS["1k groups"], repeat), calls=floor_calls)
                   for name, view in FLOOR_SHAPES} if floor_calls else {}
         minor = sparkagg.spark_minor()
         default = minor == list(sparkagg.SPARK_LINES)[-1]
@@ -300,18 +300,25 @@ def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: boo
     t = {}
     calls = CALLS if calls is None else calls
     sql = f"SELECT {key}, {{}} FROM {table} GROUP BY {key}"
-    for _, ours, _, theirs in calls:
+    def queries_of(ours: str, theirs: str) -> dict:
         queries = {theirs: sql.format(theirs), ours: sql.format(ours)}
-        typed_label = f"{ours} ({TYPED})"
         if typed:
-            queries[typed_label] = lambda: typed_path(spark, sql.format(ours))
-        # Each query's own runs untimed first: its code compiled and made hot by the JIT. sparkagg's calls
-        # over one input share one generated stage (the functions are not in its code), Spark's each compile
-        # their own: warmed by the shape's first call alone, sparkagg's later calls ran that stage hot against
-        # Spark's cold code (spark.range at 1k groups, 2026-12-02: df_sum 0.07 s against sum's 0.12 s; with
-        # each query warmed, 0.09 s against 0.12 s).
-        common.timed_together(spark, {f"warm-up: {name}": query for name, query in queries.items()},
+            queries[f"{ours} ({TYPED})"] = lambda: typed_path(spark, sql.format(ours))
+        return queries
+    # Every query's untimed runs before any is timed. Its own code is compiled and made hot by the JIT:
+    # sparkagg's calls over one input share one generated stage (the functions are not in its code), Spark's
+    # each compile their own, so warmed by the shape's first call alone, sparkagg's later calls ran that
+    # stage hot against Spark's cold code (spark.range at 1k groups, 2026-12-02: df_sum 0.07 s against sum's
+    # 0.12 s; 0.09 s against 0.12 s with each query warmed). And the driver's code settles on the shape's
+    # plans: the first queries after a switch of shape cost both sides more (the first row alone of
+    # spark.range: the shape's first call 0.08 s each way, the next ones 0.04-0.05 s), which a first call
+    # warmed by itself still paid in its timed runs.
+    for _, ours, _, theirs in calls:
+        common.timed_together(spark, {f"warm-up: {name}": query for name, query in queries_of(ours, theirs).items()},
                               repeat=warm_ups)
+    for _, ours, _, theirs in calls:
+        queries = queries_of(ours, theirs)
+        typed_label = f"{ours} ({TYPED})"
         cpu = {} if task_cpu else None
         best = common.timed_together(spark, queries, repeat, cpu=cpu)
         t[theirs], t[ours] = best[theirs], best[ours]
