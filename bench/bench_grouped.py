@@ -163,12 +163,12 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: lis
                      "SELECT kbig, df_avg(x) FROM cached GROUP BY kbig", repeat=1)
         spark.conf.unset("spark.sparkagg.groups.enabled")
         timings = {name: timed_calls(spark, view, key, f"{label}, {groups}", repeat, typed=name in TYPED_SHAPES,
-                                     warm_ups=min(WARM_UPS[groups], repeat),
+                                     groups=groups,
                                      task_cpu=name in FLOOR_NAMES)
                    for name, label, view, key, groups in SHAPES}
         floor_calls = [c for c in CALLS if c[0] in FLOOR_CALLS]
         floors = {name: timed_calls(spark, view, "k", f"{SHAPE_LABELS[name]}, the first row alone", repeat, typed=False,
-                                    warm_ups=min(WARM_UPS["1k groups"], repeat), calls=floor_calls)
+                                    groups="1k groups", calls=floor_calls)
                   for name, view in FLOOR_SHAPES} if floor_calls else {}
         minor = sparkagg.spark_minor()
         default = minor == list(sparkagg.SPARK_LINES)[-1]
@@ -291,7 +291,7 @@ def on_other_spark(minor: str, shapes: list[str], rows: int, repeat: int, out) -
                     "--no-spill", "--also-on", "", "--shapes", ",".join(shapes)], check=True, env=env)
 
 
-def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: bool, warm_ups: int, calls=None,
+def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: bool, groups: str, calls=None,
                 task_cpu: bool = False) -> dict:
     """Every call (of ``calls``, default CALLS) grouped by ``key`` of ``table``: Spark's, sparkagg's, and
     (``typed``) sparkagg's on the TypedImperativeAggregate path; with ``task_cpu``, also Spark's and sparkagg's
@@ -305,6 +305,7 @@ def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: boo
         if typed:
             queries[f"{ours} ({TYPED})"] = lambda: typed_path(spark, sql.format(ours))
         return queries
+    shape = [(ours, theirs, queries_of(ours, theirs)) for _, ours, _, theirs in calls]
     # Every query's untimed runs before any is timed. Its own code is compiled and made hot by the JIT:
     # sparkagg's calls over one input share one generated stage (the functions are not in its code), Spark's
     # each compile their own, so warmed by the shape's first call alone, sparkagg's later calls ran that
@@ -313,19 +314,17 @@ def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: boo
     # plans: the first queries after a switch of shape cost both sides more (the first row alone of
     # spark.range: the shape's first call 0.08 s each way, the next ones 0.04-0.05 s), which a first call
     # warmed by itself still paid in its timed runs.
-    for _, ours, _, theirs in calls:
-        common.timed_together(spark, {f"warm-up: {name}": query for name, query in queries_of(ours, theirs).items()},
-                              repeat=warm_ups)
-    for _, ours, _, theirs in calls:
-        queries = queries_of(ours, theirs)
-        typed_label = f"{ours} ({TYPED})"
+    for _, _, queries in shape:
+        common.timed_together(spark, {f"warm-up: {name}": query for name, query in queries.items()},
+                              repeat=min(WARM_UPS[groups], repeat))
+    for ours, theirs, queries in shape:
         cpu = {} if task_cpu else None
         best = common.timed_together(spark, queries, repeat, cpu=cpu)
         t[theirs], t[ours] = best[theirs], best[ours]
         if task_cpu:
             t[(theirs, TASK_CPU)], t[(ours, TASK_CPU)] = cpu[theirs], cpu[ours]
         if typed:
-            t[(ours, TYPED)] = best[typed_label]
+            t[(ours, TYPED)] = best[f"{ours} ({TYPED})"]
     return t
 
 

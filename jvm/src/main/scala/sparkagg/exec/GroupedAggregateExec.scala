@@ -274,12 +274,12 @@ case class GroupedAggregateExec(
                """.stripMargin
             }
         ))
-      // A field that is never NULL has its room's validity bits set once, where the room is taken.
-      val roomValid = setup.readExpressions.zipWithIndex.collect {
-        case (e, j)
-            if !e.nullable && FieldBuilder.pushOf(e.dataType).exists(_.isInstanceOf[FieldBuilder.Push.InPlace]) =>
-          s"$agg.validFrom($j, $next);"
-      }
+      // A field written in place that is never NULL has its room's validity bits set once, where the room is
+      // taken, and none per row.
+      val validOnce = setup.readExpressions.indices.filter { j =>
+        val e = setup.readExpressions(j)
+        !e.nullable && FieldBuilder.pushOf(e.dataType).exists(_.isInstanceOf[FieldBuilder.Push.InPlace])
+      }.toSet
       val fields = setup.readExpressions.zipWithIndex.map { case (e, j) =>
         computed(
           e,
@@ -289,7 +289,7 @@ case class GroupedAggregateExec(
                 // The field's arrays live as long as the aggregation: fetched once, written with no call.
                 val values = ctx.addMutableState(javaArray, "fieldValues",
                   v => s"$v = ($javaArray) $agg.valuesOf($j);", forceInline = true)
-                if (!e.nullable) s"$values[$position] = ${of(ev.value.toString)};"
+                if (validOnce(j)) s"$values[$position] = ${of(ev.value.toString)};"
                 else {
                   val validity = ctx.addMutableState("long[]", "fieldValidity",
                     v => s"$v = $agg.validityOf($j);", forceInline = true)
@@ -314,7 +314,7 @@ case class GroupedAggregateExec(
          |if ($room == 0) {
          |  $room = $agg.valueRoom();
          |  $next = $agg.position();
-         |  if ($room > 0) { ${roomValid.mkString(" ")} }
+         |  if ($room > 0) { ${validOnce.toSeq.sorted.map(j => s"$agg.validFrom($j, $next);").mkString(" ")} }
          |}
          |if ($room > 0) {
          |  int $position = $next;
