@@ -1,13 +1,15 @@
-"""sparkagg's grouped operator (exec/: GroupsAccumulators over batches) against Spark's built-ins, over 5M rows,
-on the input and key shapes users have: a cached table, a `spark.range` query, a Parquet file (dictionary-
-encoded strings, plain longs and doubles) and the output of a join; keys of one integer, two integers, a
-string, a date and 1M scattered 64-bit integers (xxhash64), at 1k and 1M groups (SHAPES). df_avg, df_sum,
-df_var_samp against Spark's code-generated avg, sum, var_samp; df_approx_percentile_cont against
-percentile_approx (p = 0.5), df_array_agg against collect_list (through size(...), so the cost is building the
-lists), df_string_agg against string_agg (concat_ws over collect_list on 3.5, which has none; through
-length(...)), df_min of strings and df_sum of decimal(12,2) against Spark's min and sum, df_median against
-median, df_mode of strings against mode, df_avg beside Spark's own count(*) (which stays on the grouped
-operator) against Spark's avg beside it, and df_count(DISTINCT s) (four nodes) against Spark's. On the cached
+"""sparkagg's grouped operator (exec/: GroupsAccumulators over batches) against Spark's built-ins, over 5M rows, on
+the input and key shapes users have: a cached table, a `spark.range` query, a Parquet file (dictionary-encoded
+strings, plain longs and doubles) and the output of a join; keys of one integer, two integers, a string, a date
+and 1M scattered 64-bit integers (xxhash64), at 1k and 1M groups (SHAPES). df_avg, df_sum, df_var_samp against
+Spark's code-generated avg, sum, var_samp; df_approx_percentile_cont against percentile_approx (p = 0.5),
+df_array_agg against collect_list (through size(...), so the cost is building the lists), df_string_agg against
+string_agg (concat_ws over collect_list on 3.5, which has none; through length(...)), df_min of strings and
+df_sum of decimal(12,2) against Spark's min and sum, df_median against median, df_percentile_cont against
+percentile_cont (percentile on 3.5), ordered df_first_value of strings (df_first_value(s) WITHIN GROUP (ORDER BY
+x); df_min_by(s, x) on 3.5) against min_by, df_approx_distinct of strings against approx_count_distinct, df_mode
+of strings against mode, df_avg beside Spark's own count(*) (which stays on the grouped operator) against Spark's
+avg beside it, and df_count(DISTINCT s) (four nodes) against Spark's. On the cached
 table's integer keys also against sparkagg's own TypedImperativeAggregate path (the same calls with
 spark.sparkagg.groups.enabled=false), and on the Parquet file df_avg, df_sum and df_count against DataFusion
 55's avg, sum and count of the same file (SessionContext with 2 target partitions, as local[2]). The floor
@@ -45,8 +47,12 @@ from pathlib import Path
 import common
 import sparkagg
 
-# Spark's closest to string_agg: its own from 4.0 on.
-STRING_AGG = ("concat_ws(',', collect_list(s))" if sparkagg.spark_minor() == "3.5" else "string_agg(s, ',')")
+# Spark 3.5 lacks string_agg and percentile_cont (its percentile is the same interpolation), and sparkagg's
+# WITHIN GROUP needs Spark 4.0: there min_by is ordered first_value's sparkagg form too (the same accumulator).
+ON_35 = sparkagg.spark_minor() == "3.5"
+STRING_AGG = "concat_ws(',', collect_list(s))" if ON_35 else "string_agg(s, ',')"
+PERCENTILE_CONT = "percentile(x, 0.5)" if ON_35 else "percentile_cont(0.5) WITHIN GROUP (ORDER BY x)"
+FIRST_VALUE = "df_min_by(s, x)" if ON_35 else "df_first_value(s) WITHIN GROUP (ORDER BY x)"
 
 # (sparkagg function, its call, Spark's function, its call)
 CALLS = [
@@ -60,6 +66,9 @@ CALLS = [
     ("df_min of strings", "df_min(s)", "min", "min(s)"),
     ("df_sum of decimals", "df_sum(dec)", "sum", "sum(dec)"),
     ("df_median", "df_median(x)", "median", "median(x)"),
+    ("df_percentile_cont", "df_percentile_cont(x, 0.5)", "percentile_cont", PERCENTILE_CONT),
+    ("df_first_value of strings, ordered", FIRST_VALUE, "min_by", "min_by(s, x)"),
+    ("df_approx_distinct of strings", "df_approx_distinct(s)", "approx_count_distinct", "approx_count_distinct(s)"),
     ("df_mode of strings", "df_mode(s)", "mode", "mode(s)"),
     ("df_avg + Spark's count(*)", "df_avg(x), count(*)", "avg + count(*)", "avg(x), count(*)"),
     ("df_count DISTINCT", "df_count(DISTINCT s)", "count DISTINCT", "count(DISTINCT s)"),
