@@ -66,7 +66,8 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     if (rnd.nextInt(4) == 0) Seq(Float.NaN, Float.PositiveInfinity, Float.NegativeInfinity, -0.0f, 0.0f)(rnd.nextInt(5))
     else (rnd.nextGaussian() * 100).toFloat: Any)
 
-  private val (asc, desc, descNullsFirst) = (SortKey(false, false), SortKey(true, false), SortKey(true, true))
+  private val (asc, desc, descNullsFirst, ascNullsFirst) =
+    (SortKey(false, false), SortKey(true, false), SortKey(true, true), SortKey(false, true))
   private val integers = Seq(ByteType, ShortType, IntegerType, LongType)
   private val moments: Seq[CoMomentAggregate] = Seq(VarSamp, VarPop, Stddev, StddevPop)
   private val pairMoments: Seq[CoMomentAggregate] = Seq(CovarSamp, CovarPop, Corr, RegrSlope, RegrIntercept,
@@ -136,6 +137,19 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
         Case(ArrayAgg, Seq(StringType), keys = Seq(DoubleType -> desc)),
         Case(StringAgg, Seq(StringType), constants = Seq(Literal(",")), keys = Seq(ByteType -> descNullsFirst)),
         Case(StringAgg, Seq(StringType), constants = Seq(Literal("")), keys = Seq(StringType -> asc, LongType -> asc)),
+        // One key of a primitive type: OneKeyFirstLastGroups (the value a long, or bytes for strings and
+        // binaries); a key of booleans ties often, a NaN sorts greatest, NULL keys go first or last.
+        Case(FirstValue, Seq(LongType), keys = Seq(IntegerType -> asc)),
+        Case(FirstValue, Seq(StringType), keys = Seq(DoubleType -> desc)),
+        Case(FirstValue, Seq(BinaryType), constants = Seq(Literal(true)), keys = Seq(BooleanType -> descNullsFirst)),
+        Case(FirstValue, Seq(DateType), keys = Seq(BooleanType -> ascNullsFirst)),
+        Case(LastValue, Seq(StringType), keys = Seq(ByteType -> asc)),
+        Case(LastValue, Seq(StringType), keys = Seq(BooleanType -> ascNullsFirst)),
+        Case(LastValue, Seq(DoubleType), constants = Seq(Literal(true)), keys = Seq(TimestampType -> descNullsFirst)),
+        Case(LastValue, Seq(FloatType), keys = Seq(FloatType -> asc), gen = Some(specialFloats)),
+        Case(FirstValue, Seq(DecimalType(10, 2)), keys = Seq(LongType -> asc)),
+        Case(MaxBy, Seq(StringType, DoubleType)),
+        Case(MinBy, Seq(BinaryType, BooleanType)),
         Case(NthValue, Seq(LongType), constants = Seq(Literal(2))),
         Case(NthValue, Seq(StringType), constants = Seq(Literal(-1L))),
         Case(NthValue, Seq(DoubleType), constants = Seq(Literal(3)), keys = Seq(BooleanType -> descNullsFirst)),
@@ -193,6 +207,23 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
       assert(bound.newGroupsAccumulator.isEmpty, c.label)
       assert(AccumulatorGroups.of(bound).isInstanceOf[AccumulatorGroups], c.label)
     }
+  }
+
+  test("ordered first/last_value by one primitive key, and max_by/min_by of strings, keep arrays, not rows") {
+    def groupsOf(c: Case): GroupsAccumulator = AccumulatorGroups.of(c.harness.call.bound)
+    for (c <- Seq(
+        Case(FirstValue, Seq(StringType), keys = Seq(DoubleType -> desc)),
+        Case(LastValue, Seq(LongType), keys = Seq(TimestampType -> asc)),
+        Case(MinBy, Seq(StringType, DateType))
+      ))
+      assert(groupsOf(c).isInstanceOf[OneKeyFirstLastGroups], c.label)
+    // Two keys, a key of strings or a decimal value: the general one, with a row of keys per group.
+    for (c <- Seq(
+        Case(FirstValue, Seq(LongType), keys = Seq(IntegerType -> asc, IntegerType -> desc)),
+        Case(FirstValue, Seq(LongType), keys = Seq(StringType -> asc)),
+        Case(FirstValue, Seq(DecimalType(10, 2)), keys = Seq(LongType -> asc))
+      ))
+      assert(groupsOf(c).isInstanceOf[FirstLastGroups], c.label)
   }
 
   for (c <- nativeCases ++ adapterCases) {

@@ -2,7 +2,7 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
-import sparkagg.common.{BitVector, BooleanColumn, ColumnsRow, ObjectColumn, ObjectVector, OrderKeys, OrderedValues}
+import sparkagg.common.{BitVector, BooleanColumn, ColumnsRow, GroupBytes, LongVector, ObjectColumn, ObjectVector, OrderKeys, OrderedValues, Validity}
 
 /**
  * first_value(x [, ignore_nulls]) and last_value(x [, ignore_nulls]) [WITHIN GROUP (ORDER BY key
@@ -45,7 +45,11 @@ sealed abstract class FirstLast(val name: String, last: Boolean, examples: Seq[(
         state,
         () => new FirstLastAccumulator(t, keys, keyOffset, last, ignore),
         newSlidingAccumulator = Some(() => new SlidingFirstLastAccumulator(t, keys, keyOffset, last, ignore)),
-        newGroupsAccumulator = Some(() => new FirstLastGroups(t, keys, keyOffset, last, ignore))
+        newGroupsAccumulator = Some(() =>
+          if (keys.size == 1 && OneKeyFirstLastGroups.fits(t, keys.types.head))
+            new OneKeyFirstLastGroups(t, keys.types.head, keys.directions.head, keyOffset, last, ignore,
+              skipNullKeys = false)
+          else new FirstLastGroups(t, keys, keyOffset, last, ignore))
       )
     }
   }
@@ -275,4 +279,110 @@ private[sparkagg] final class FirstLastGroups(valueType: DataType, keys: OrderKe
   override def supportsConvertToState: Boolean = true
 
   def size: Long = values.size + keyRows.size + set.size + held
+}
+
+/**
+ * first_value / last_value ordered by one key of a primitive type, and max_by / min_by (first_value over
+ * their y, rows with a NULL y skipped), for every group with no object per group: each group's key as a
+ * long ([[PrimitiveBits]]: one comparison orders every primitive type as Spark sorts it) and a bit for a
+ * NULL key; its value as a long too, or, for strings and binaries, its bytes in an arena shared by the
+ * groups ([[GroupBytes]]). The same choice among the same rows as [[FirstLastGroups]]; the same state.
+ */
+private[sparkagg] final class OneKeyFirstLastGroups(valueType: DataType, keyType: DataType, direction: SortKey,
+    keyOffset: Int, last: Boolean, ignoreNulls: Boolean, skipNullKeys: Boolean)
+  extends GroupsAccumulator {
+  private val keyBits = new PrimitiveBits(keyType)
+  private val keys = new LongVector
+  private val nullKey = new BitVector
+  private val chosen = new BitVector
+  // The values: primitives as longs with a validity bit, strings and binaries as bytes.
+  private val primitive = PrimitiveBits.fits(valueType)
+  private val valueBits = if (primitive) new PrimitiveBits(valueType) else null
+  private val values = if (primitive) new LongVector else null
+  private val valueValid = if (primitive) new BitVector else null
+  private val bytes = if (primitive) null else new GroupBytes
+  private val strings = valueType.isInstanceOf[StringType]
+
+  private def resize(totalGroups: Int): Unit = {
+    keys.resize(totalGroups); nullKey.resize(totalGroups); chosen.resize(totalGroups)
+    if (bytes == null) { values.resize(totalGroups); valueValid.resize(totalGroups) }
+    else bytes.resize(totalGroups)
+  }
+
+  /** Row i (value in `xc`, key in `kc`) offered to group g, chosen as the row accumulator would. */
+  private def offer(g: Int, xc: Column, kc: Column, i: Int): Unit = {
+    val rowNull = kc.isNullAt(i)
+    val key = if (rowNull) 0L else keyBits.read(kc, i)
+    val replaces = !chosen.get(g) || {
+      val c =
+        if (rowNull) { if (nullKey.get(g)) 0 else if (direction.nullsFirst) -1 else 1 }
+        else if (nullKey.get(g)) { if (direction.nullsFirst) 1 else -1 }
+        else {
+          val ascending = java.lang.Long.compare(key, keys.array(g))
+          if (direction.descending) -ascending else ascending
+        }
+      if (last) c >= 0 else c < 0
+    }
+    if (replaces) {
+      chosen.set(g)
+      if (rowNull) nullKey.set(g) else { nullKey.clear(g); keys.array(g) = key }
+      if (bytes != null) bytes.putRow(g, xc, i, strings)
+      else if (xc.isNullAt(i)) valueValid.clear(g)
+      else { values.array(g) = valueBits.read(xc, i); valueValid.set(g) }
+    }
+  }
+
+  def updateBatch(columns: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val (xc, kc, f) = (columns.column(0), columns.column(keyOffset), filter.orNull)
+    var i = 0
+    while (i < columns.numRows) {
+      if (GroupsAccumulator.keep(f, i) && !(ignoreNulls && xc.isNullAt(i)) && !(skipNullKeys && kc.isNullAt(i)))
+        offer(groupIndices(i), xc, kc, i)
+      i += 1
+    }
+  }
+
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    resize(totalGroups)
+    val (xc, kc, set, f) = (states.column(0), states.column(1), states.column(2), filter.orNull)
+    var i = 0
+    while (i < states.numRows) {
+      if (GroupsAccumulator.keep(f, i) && set.getBoolean(i)) offer(groupIndices(i), xc, kc, i)
+      i += 1
+    }
+  }
+
+  private def emitValues(emit: EmitTo): Column =
+    if (bytes != null) bytes.emit(emit) else valueBits.column(values.emit(emit), valueValid.emit(emit))
+
+  def evaluate(emit: EmitTo): Column = {
+    keys.drop(emit); nullKey.emit(emit); chosen.emit(emit)
+    emitValues(emit)
+  }
+
+  /** The value, the key and whether one was chosen: the row accumulator's state fields. */
+  def state(emit: EmitTo): Array[Column] = {
+    val n = emit.count(keys.length)
+    val value = emitValues(emit)
+    val (set, nulls) = (chosen.emit(emit), nullKey.emit(emit))
+    val keyValid = Array.tabulate(Validity.words(n))(w => set(w) & ~nulls(w))
+    Array(value, keyBits.column(keys.emit(emit), keyValid),
+      new BooleanColumn(Array.tabulate(n)(Validity.isValid(set, _)), null, n))
+  }
+
+  override def convertToState(columns: Columns, filter: Option[Column]): Array[Column] =
+    GroupsAccumulator.statesOfRows(
+      new OneKeyFirstLastGroups(valueType, keyType, direction, keyOffset, last, ignoreNulls, skipNullKeys),
+      columns, filter)
+  override def supportsConvertToState: Boolean = true
+
+  def size: Long =
+    keys.size + nullKey.size + chosen.size + (if (bytes == null) values.size + valueValid.size else bytes.size)
+}
+
+private[functions] object OneKeyFirstLastGroups {
+  /** Whether a value of type `value` chosen by one key of type `key` can be held in [[OneKeyFirstLastGroups]]. */
+  def fits(value: DataType, key: DataType): Boolean =
+    PrimitiveBits.fits(key) && (PrimitiveBits.fits(value) || value.isInstanceOf[StringType] || value == BinaryType)
 }

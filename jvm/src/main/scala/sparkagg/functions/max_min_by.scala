@@ -10,9 +10,9 @@ import sparkagg.common._
  * over y descending or ascending). Rows whose y is NULL are skipped; NULL when no row has a y (x itself
  * may be NULL). Equal ys: the first row to arrive wins, so across partitions any of them. y sorts as Spark
  * sorts (NaN greatest). State: the value, y (its field named with the direction), <name>_is_set.
- * Grouped, x and y of primitive types (integers, boolean, date, timestamps, floats) in primitive arrays
- * ([[ExtremeByGroups]]), others through first_value's ([[KeyedExtremeByGroups]]); sliding frames keep a
- * monotonic queue of their rows by y.
+ * Grouped, y of a primitive type (integers, boolean, date, timestamps, floats) and x of one or a string or
+ * binary in arrays ([[OneKeyFirstLastGroups]]), others through first_value's ([[KeyedExtremeByGroups]]);
+ * sliding frames keep a monotonic queue of their rows by y.
  */
 sealed abstract class ExtremeBy(val name: String, largest: Boolean, example: (String, String)) extends FunctionDef {
   private val isSet = s"${name}_is_set"
@@ -30,7 +30,6 @@ sealed abstract class ExtremeBy(val name: String, largest: Boolean, example: (St
     case Seq(x, y) if Types.isOrderable(y) =>
       val keys = OrderKeys(Seq(y), Seq(direction))
       val state = StructType(StructField(name, x) +: keys.fields :+ StructField(isSet, BooleanType))
-      val native = Seq(x, y).forall(PrimitiveBits.fits)
       Right(
         Bound(
           x,
@@ -40,7 +39,8 @@ sealed abstract class ExtremeBy(val name: String, largest: Boolean, example: (St
             new ExtremeByAccumulator(new SlidingFirstLastAccumulator(x, keys, 1, last = false,
                 ignoreNulls = false))),
           newGroupsAccumulator = Some(() =>
-            if (native) new ExtremeByGroups(new PrimitiveBits(x), new PrimitiveBits(y), largest)
+            if (OneKeyFirstLastGroups.fits(x, y))
+              new OneKeyFirstLastGroups(x, y, direction, 1, last = false, ignoreNulls = false, skipNullKeys = true)
             else new KeyedExtremeByGroups(new FirstLastGroups(x, keys, 1, last = false, ignoreNulls = false)))
         ))
     case Seq(_, y) => Left(s"cannot choose by a value of type ${y.simpleString} (accepted: ${Types.Orderable})")
@@ -117,65 +117,4 @@ private[functions] object PrimitiveBits {
       true
     case other => other.typeName == "timestamp_ntz"
   }
-}
-
-/**
- * max_by / min_by for every group: the chosen x and its y as longs ([[PrimitiveBits]]), whether x is
- * non-NULL and whether a row was chosen as bits. A row or state replaces a group's only with a strictly
- * larger (smaller) y, so ties keep the first to arrive, as the row accumulator does.
- */
-final class ExtremeByGroups(x: PrimitiveBits, y: PrimitiveBits, largest: Boolean) extends GroupsAccumulator {
-  private val xs = new LongVector
-  private val ys = new LongVector
-  private val xValid = new BitVector
-  private val chosen = new BitVector
-
-  private def resize(totalGroups: Int): Unit = {
-    xs.resize(totalGroups); ys.resize(totalGroups); xValid.resize(totalGroups); chosen.resize(totalGroups)
-  }
-
-  /** Offers row `i` of (xc, yc) to group g; yc's row is non-NULL. */
-  @inline private def offer(g: Int, xc: Column, yc: Column, i: Int): Unit = {
-    val key = y.read(yc, i)
-    if (!chosen.get(g) || (if (largest) key > ys.array(g) else key < ys.array(g))) {
-      ys.array(g) = key
-      chosen.set(g)
-      if (xc.isNullAt(i)) xValid.clear(g) else { xs.array(g) = x.read(xc, i); xValid.set(g) }
-    }
-  }
-
-  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    resize(totalGroups)
-    val (xc, yc, f) = (values.column(0), values.column(1), filter.orNull)
-    var i = 0
-    while (i < values.numRows) {
-      if (GroupsAccumulator.keep(f, i) && !yc.isNullAt(i)) offer(groupIndices(i), xc, yc, i)
-      i += 1
-    }
-  }
-
-  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    resize(totalGroups)
-    val (xc, yc, set, f) = (states.column(0), states.column(1), states.column(2), filter.orNull)
-    var i = 0
-    while (i < states.numRows) {
-      if (GroupsAccumulator.keep(f, i) && set.getBoolean(i)) offer(groupIndices(i), xc, yc, i)
-      i += 1
-    }
-  }
-
-  def evaluate(emit: EmitTo): Column = { chosen.emit(emit); ys.drop(emit); x.column(xs.emit(emit), xValid.emit(emit)) }
-
-  def state(emit: EmitTo): Array[Column] = {
-    val set = chosen.emit(emit)
-    val n = emit.count(xs.length)
-    Array(x.column(xs.emit(emit), xValid.emit(emit)), y.column(ys.emit(emit), set),
-      new BooleanColumn(Array.tabulate(n)(Validity.isValid(set, _)), null, n))
-  }
-
-  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
-    GroupsAccumulator.statesOfRows(new ExtremeByGroups(x, y, largest), values, filter)
-  override def supportsConvertToState: Boolean = true
-
-  def size: Long = xs.size + ys.size + xValid.size + chosen.size
 }

@@ -171,22 +171,16 @@ private[sparkagg] final class DecimalMinMaxGroups(t: DecimalType, isMax: Boolean
 /**
  * min / max of strings and binaries for every group, by their bytes (unsigned, first byte first: how
  * Spark orders both), with [[ObjectMinMaxAccumulator]]'s semantics (the first of equal values kept). Each
- * group's best lies in one arena shared by all groups, no object per group: a new best overwrites the old
- * one where it fits, else goes to the arena's end, and the arena is compacted once former bests fill half
- * of it. State: the value.
+ * group's best lies in one arena shared by all groups ([[GroupBytes]]), no object per group. State: the
+ * value.
  */
 private[sparkagg] final class BytesMinMaxGroups(dataType: DataType, isMax: Boolean) extends GroupsAccumulator {
   private val strings = dataType.isInstanceOf[StringType]
-  private var arena = new Array[Byte](BytesMinMaxGroups.InitialArena)
-  private var used = 0
-  private var abandoned = 0 // bytes of the arena no group points at
-  private val start = new IntVector(-1) // -1: no value yet
-  private val length = new IntVector
+  private val bests = new GroupBytes
 
   private def fold(column: Column, numRows: Int, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int)
       : Unit = {
-    start.resize(totalGroups)
-    length.resize(totalGroups)
+    bests.resize(totalGroups)
     val f = filter.orNull
     var i = 0
     column match {
@@ -215,99 +209,23 @@ private[sparkagg] final class BytesMinMaxGroups(dataType: DataType, isMax: Boole
     }
   }
 
-  private def offer(g: Int, base: AnyRef, offset: Long, n: Int): Unit = {
-    val at = start.array(g)
-    val held = length.array(g)
-    if (at < 0 || {
-        val c = BytesMinMaxGroups.compare(base, offset, n, arena, Platform.BYTE_ARRAY_OFFSET + at, held)
-        if (isMax) c > 0 else c < 0
-      }) {
-      if (at >= 0 && n <= held) abandoned += held - n
-      else {
-        if (at >= 0) { abandoned += held; start.array(g) = -1 } // not kept by a compaction in room
-        room(n)
-        start.array(g) = used
-        used += n
-      }
-      BytesColumn.copyInto(base, offset, n, arena, start.array(g))
-      length.array(g) = n
-    }
-  }
-
-  /** Room for `n` more bytes at the arena's end: the held bytes compacted first when half are abandoned. */
-  private def room(n: Int): Unit = if (used + n > arena.length) {
-    val live = used - abandoned
-    if (abandoned >= live) compact(0, math.max(arena.length, 2 * (live + n)))
-    if (used + n > arena.length) arena = LargeArrays.copyOf(arena, math.max(2 * arena.length, used + n))
-  }
-
-  /** Copies the bests of groups `from` onwards, in group order, to the front of a new arena of `capacity`. */
-  private def compact(from: Int, capacity: Int): Unit = {
-    val fresh = LargeArrays.zeroBytes(capacity)
-    var at = 0
-    var g = from
-    val s = start.array
-    val l = length.array
-    while (g < start.length) {
-      if (s(g) >= 0) { System.arraycopy(arena, s(g), fresh, at, l(g)); s(g) = at; at += l(g) }
-      g += 1
-    }
-    LargeArrays.release(arena)
-    arena = fresh
-    used = at
-    abandoned = 0
-  }
+  private def offer(g: Int, base: AnyRef, offset: Long, n: Int): Unit =
+    if (!bests.has(g) || { val c = bests.compare(g, base, offset, n); if (isMax) c > 0 else c < 0 })
+      bests.put(g, base, offset, n)
 
   def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
     fold(values.column(0), values.numRows, groupIndices, filter, totalGroups)
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
     fold(states.column(0), states.numRows, groupIndices, filter, totalGroups)
 
-  /** The emitted groups' bests end to end (read as strings or binaries alike); the others compacted. */
-  def evaluate(emit: EmitTo): Column = {
-    val n = emit.count(start.length)
-    val (s, l) = (start.array, length.array)
-    val out = BinaryColumn.gathered(n, arena, s(_), l(_))
-    if (n == start.length) {
-      LargeArrays.release(arena)
-      arena = new Array[Byte](BytesMinMaxGroups.InitialArena); used = 0; abandoned = 0
-    } else compact(n, math.max(BytesMinMaxGroups.InitialArena, used - abandoned - out.offsets(n)))
-    start.drop(emit)
-    length.drop(emit)
-    out
-  }
+  def evaluate(emit: EmitTo): Column = bests.emit(emit)
   def state(emit: EmitTo): Array[Column] = Array(evaluate(emit))
 
   override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
     GroupColumns.ownValues(values, filter, dataType)
   override def supportsConvertToState: Boolean = true
 
-  def size: Long = start.size + length.size + arena.length
-}
-
-private object BytesMinMaxGroups {
-  val InitialArena = 1 << 12
-
-  /** Unsigned lexicographic order of two byte ranges, eight bytes at a time. */
-  def compare(a: AnyRef, aAt: Long, aLength: Int, b: AnyRef, bAt: Long, bLength: Int): Int = {
-    val common = math.min(aLength, bLength)
-    var i = 0
-    while (i + 8 <= common) {
-      val x = Platform.getLong(a, aAt + i)
-      val y = Platform.getLong(b, bAt + i)
-      if (x != y)
-        return if (BytesColumn.LittleEndian)
-          java.lang.Long.compareUnsigned(java.lang.Long.reverseBytes(x), java.lang.Long.reverseBytes(y))
-        else java.lang.Long.compareUnsigned(x, y)
-      i += 8
-    }
-    while (i < common) {
-      val c = (Platform.getByte(a, aAt + i) & 0xff) - (Platform.getByte(b, bAt + i) & 0xff)
-      if (c != 0) return c
-      i += 1
-    }
-    aLength - bLength
-  }
+  def size: Long = bests.size
 }
 
 /**

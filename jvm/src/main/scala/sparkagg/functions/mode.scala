@@ -571,7 +571,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
   /** Whether pair p's value orders before pair q's (strings by their unsigned bytes, floats NaN last). */
   private def before(p: Int, q: Int): Boolean = kind match {
     case Strings =>
-      BytesMinMaxGroups.compare(arena, Platform.BYTE_ARRAY_OFFSET + start(p), length(p), arena,
+      GroupBytes.compare(arena, Platform.BYTE_ARRAY_OFFSET + start(p), length(p), arena,
         Platform.BYTE_ARRAY_OFFSET + start(q), length(q)) < 0
     case Floats =>
       java.lang.Float.compare(java.lang.Float.intBitsToFloat(pairValue(p).toInt),
