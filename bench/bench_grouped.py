@@ -9,19 +9,18 @@ df_sum of decimal(12,2) against Spark's min and sum, df_median against median, d
 percentile_cont (percentile on 3.5), ordered df_first_value of strings (df_first_value(s) WITHIN GROUP (ORDER BY
 x); df_min_by(s, x) on 3.5) against min_by, df_approx_distinct of strings against approx_count_distinct, df_mode
 of strings against mode, df_avg beside Spark's own count(*) (which stays on the grouped operator) against Spark's
-avg beside it, and df_count(DISTINCT s) (four nodes) against Spark's. On the cached
-table's integer keys also against sparkagg's own TypedImperativeAggregate path (the same calls with
-spark.sparkagg.groups.enabled=false), and on the Parquet file df_avg, df_sum and df_count against DataFusion
-55's avg, sum and count of the same file (SessionContext with 2 target partitions, as local[2]). The floor
-under the 1k-group shapes: the fixed-size calls and Spark's over the first row alone of the spark.range query
-and of the Parquet file, what a query costs on either side before its rows count, and the task threads' CPU
-over every row of those two shapes, what the operator and the scan cost without the driver's work and the JIT
-compiler's. Then, unless --no-spill, 20M groups in a separate Spark with 1 GB of driver memory, which
-completes by spilling: df_avg/df_sum/df_count, then df_median and df_string_agg (variable-size states), every
-group checked. Then the comparisons on the cached table again on each Spark of --also-on (default 3.5, whose
-built-ins are the anchors there), run by that Spark's venv (.venvs/spark-<minor>, `make venvs`) with this
-checkout's package and JARs. Times and ratios measured in this one run; the end prints each call's worst shape
-at 1k and 1M groups, the figure to quote.
+avg beside it, and df_count(DISTINCT s) (four nodes) against Spark's. On the cached table's integer keys also
+against sparkagg's own TypedImperativeAggregate path (the same calls with spark.sparkagg.groups.enabled=false),
+and on the Parquet file df_avg, df_sum and df_count against DataFusion 55's avg, sum and count of the same file
+(SessionContext with 2 target partitions, as local[2]). The floor under the 1k-group shapes: the fixed-size calls
+and Spark's over the first row alone of the spark.range query and of the Parquet file, what a query costs on
+either side before its rows count, and the task threads' CPU over every row of those two shapes, what the
+operator and the scan cost without the driver's work and the JIT compiler's. Then, unless --no-spill, 20M groups
+in a separate Spark with 1 GB of driver memory, which completes by spilling: df_avg/df_sum/df_count, then
+df_median and df_string_agg (variable-size states), every group checked. Then the comparisons on the cached table
+again on each Spark of --also-on (default 3.5, whose built-ins are the anchors there), run by that Spark's venv
+(.venvs/spark-<minor>, `make venvs`) with this checkout's package and JARs. Times and ratios measured in this one
+run; the end prints each call's worst shape at 1k and 1M groups, the figure to quote.
 
     .venv/bin/python bench/bench_grouped.py [--rows N] [--repeat R] [--out DIR] [--no-spill] [--also-on 3.5,4.0]
                                             [--only "df_sum of decimals,df_median"] [--shapes parquet-1M,join]
