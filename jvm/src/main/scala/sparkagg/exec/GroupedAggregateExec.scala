@@ -159,7 +159,7 @@ case class GroupedAggregateExec(
 
   protected override def doExecute(): RDD[InternalRow] = {
     val aggregate = taskAggregation()
-    if (columnarInput) child.executeColumnar().mapPartitions(batches => aggregate(GroupedInput.Batches(batches)))
+    if (columnarInput) CachedColumns.batches(child).mapPartitions(batches => aggregate(GroupedInput.Batches(batches)))
     else {
       val numFields = inputAttributes.size
       val packed = unpacks.isDefined

@@ -1,5 +1,6 @@
 package sparkagg.exec
 
+import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeReference, Expression, NamedExpression}
 import org.apache.spark.sql.sparkagg.SparkInternals
@@ -7,10 +8,12 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression,
 import org.apache.spark.sql.catalyst.planning.PhysicalAggregation
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.{CodegenSupport, ColumnarRule, ColumnarToRowExec, SparkPlan, SparkStrategy, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.{CodegenSupport, ColumnarRule, ColumnarToRowExec, SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.adaptive.QueryStageExec
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
+import org.apache.spark.sql.execution.columnar.sparkagg.CachedVectors
 import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.vectorized.ColumnarBatch
 import sparkagg.catalyst.{AccumulatorAggregate, Form, SparkAggregates}
 
 /**
@@ -164,10 +167,10 @@ object GroupedAggregateStrategy {
  *  - over a columnar child (a Parquet scan, a cached table), the child's batches itself: instead of through
  *    the ColumnarToRow transition Spark put between them, or, for a child that offers both rows and
  *    batches (a cached table's stage), instead of its rows;
- *  - over a cached table that Spark reads as rows because some column of the table (not of the query) is
- *    of a type its column vectors do not take (a string, a date, a decimal), the batches of the columns
- *    read, when the cache decodes those into vectors (`CachedColumns`): decoding a row per value cost as
- *    much as the whole aggregation at 1k groups;
+ *  - over a cached table that Spark reads as rows (some column of the table, not of the query, is not a
+ *    number or a boolean), the batches of the columns read, when they are numbers, booleans, dates,
+ *    timestamps or strings (`CachedColumns`): decoding a row per value cost as much as the whole
+ *    aggregation at 1k groups, and a quarter of an aggregation of strings at 1M groups;
  *  - over rows from generated code (a range, a projection, a join), pushed by the child's generated loop:
  *    its calls become [[StagedCall]]s, so that Spark puts the node into the child's stage (without that, a
  *    `spark.range` query hands the node each row through the stage's buffered iterator, which cost a quarter
@@ -193,16 +196,23 @@ object GroupedPartialInput extends ColumnarRule {
   }
 }
 
-/** A cached table's scan (or its query stage) whose columns read the cache can decode into column vectors:
- *  Spark offers batches only when every column of the cached table can, though the scan reads the columns
- *  it needs one by one (`InMemoryTableScanExec.doExecuteColumnar`, which decodes just those). */
+/** A cached table's scan (or its query stage) whose columns `CachedVectors` decodes into batches: Spark
+ *  offers a cached table's batches only when every column of the table (not of the query) is a number or
+ *  a boolean, and decodes no strings; `CachedVectors` decodes just the columns the scan reads, strings,
+ *  dates and timestamps too. Spark's setting for reading the cache as batches switches it off. */
 private[exec] object CachedColumns {
-  def decodable(plan: SparkPlan): Boolean = plan match {
-    case stage: QueryStageExec => decodable(stage.plan)
-    case scan: InMemoryTableScanExec =>
-      val conf = SQLConf.get
-      conf.cacheVectorizedReaderEnabled && !WholeStageCodegenExec.isTooManyFields(conf, scan.schema) &&
-      scan.relation.cacheBuilder.serializer.supportsColumnarOutput(scan.schema)
-    case _ => false
+  private def scanOf(plan: SparkPlan): Option[InMemoryTableScanExec] = plan match {
+    case stage: QueryStageExec => scanOf(stage.plan)
+    case scan: InMemoryTableScanExec => Some(scan)
+    case _ => None
+  }
+
+  def decodable(plan: SparkPlan): Boolean =
+    SQLConf.get.cacheVectorizedReaderEnabled && scanOf(plan).exists(CachedVectors.decodes)
+
+  /** The plan's batches: decoded by `CachedVectors` for a cached table's scan it decodes, else the plan's own. */
+  def batches(plan: SparkPlan): RDD[ColumnarBatch] = scanOf(plan) match {
+    case Some(scan) if decodable(scan) => CachedVectors.batches(scan)
+    case _ => plan.executeColumnar()
   }
 }
