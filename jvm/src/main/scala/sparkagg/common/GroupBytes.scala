@@ -13,29 +13,35 @@ private[sparkagg] final class GroupBytes {
   private var arena = new Array[Byte](GroupBytes.InitialArena)
   private var used = 0
   private var abandoned = 0 // bytes of the arena no group points at
-  private val start = new IntVector(-1) // -1: no value
-  private val length = new IntVector
+  // Each group's value: where it starts in the arena (high word) and its length (low word), in one long so
+  // that a group's update reads one place; -1 for no value.
+  private val slots = new LongVector(-1L)
 
-  def resize(totalGroups: Int): Unit = { start.resize(totalGroups); length.resize(totalGroups) }
-  def has(g: Int): Boolean = start.array(g) >= 0
+  private def start(g: Int): Int = (slots.array(g) >>> 32).toInt
+  private def length(g: Int): Int = slots.array(g).toInt
+
+  def resize(totalGroups: Int): Unit = slots.resize(totalGroups)
+  def has(g: Int): Boolean = slots.array(g) >= 0
 
   /** The `n` bytes at `offset` of `base` against group g's (which it has): unsigned, first byte first. */
-  def compare(g: Int, base: AnyRef, offset: Long, n: Int): Int =
-    GroupBytes.compare(base, offset, n, arena, Platform.BYTE_ARRAY_OFFSET + start.array(g), length.array(g))
+  def compare(g: Int, base: AnyRef, offset: Long, n: Int): Int = {
+    val slot = slots.array(g)
+    GroupBytes.compare(base, offset, n, arena, Platform.BYTE_ARRAY_OFFSET + (slot >>> 32), slot.toInt)
+  }
 
   /** Group g's value becomes the `n` bytes at `offset` of `base`. */
   def put(g: Int, base: AnyRef, offset: Long, n: Int): Unit = {
-    val at = start.array(g)
-    val held = length.array(g)
-    if (at >= 0 && n <= held) abandoned += held - n
-    else {
-      clear(g) // not kept by a compaction in room
-      room(n)
-      start.array(g) = used
-      used += n
-    }
-    BytesColumn.copyInto(base, offset, n, arena, start.array(g))
-    length.array(g) = n
+    val slot = slots.array(g)
+    val at =
+      if (slot >= 0 && n <= slot.toInt) { abandoned += slot.toInt - n; (slot >>> 32).toInt }
+      else {
+        clear(g) // not kept by a compaction in room
+        room(n)
+        used += n
+        used - n
+      }
+    BytesColumn.copyInto(base, offset, n, arena, at)
+    slots.array(g) = (at.toLong << 32) | n
   }
 
   /** Group g's value becomes row `row` of `column` (strings or binaries), NULL included. */
@@ -53,7 +59,7 @@ private[sparkagg] final class GroupBytes {
       }
 
   /** Group g holds no value. */
-  def clear(g: Int): Unit = if (start.array(g) >= 0) { abandoned += length.array(g); start.array(g) = -1 }
+  def clear(g: Int): Unit = if (has(g)) { abandoned += length(g); slots.array(g) = -1L }
 
   /** Room for `n` more bytes at the arena's end: the held bytes compacted first when half are abandoned. */
   private def room(n: Int): Unit = if (used + n > arena.length) {
@@ -67,10 +73,13 @@ private[sparkagg] final class GroupBytes {
     val fresh = LargeArrays.zeroBytes(capacity)
     var at = 0
     var g = from
-    val s = start.array
-    val l = length.array
-    while (g < start.length) {
-      if (s(g) >= 0) { System.arraycopy(arena, s(g), fresh, at, l(g)); s(g) = at; at += l(g) }
+    while (g < slots.length) {
+      if (has(g)) {
+        val n = length(g)
+        System.arraycopy(arena, start(g), fresh, at, n)
+        slots.array(g) = (at.toLong << 32) | n
+        at += n
+      }
       g += 1
     }
     LargeArrays.release(arena)
@@ -81,19 +90,17 @@ private[sparkagg] final class GroupBytes {
 
   /** The emitted groups' values end to end (read as strings or binaries alike); the others compacted. */
   def emit(emit: EmitTo): BinaryColumn = {
-    val n = emit.count(start.length)
-    val (s, l) = (start.array, length.array)
-    val out = BinaryColumn.gathered(n, arena, s(_), l(_))
-    if (n == start.length) {
+    val n = emit.count(slots.length)
+    val out = BinaryColumn.gathered(n, arena, start, length)
+    if (n == slots.length) {
       LargeArrays.release(arena)
       arena = new Array[Byte](GroupBytes.InitialArena); used = 0; abandoned = 0
     } else compact(n, math.max(GroupBytes.InitialArena, used - abandoned - out.offsets(n)))
-    start.drop(emit)
-    length.drop(emit)
+    slots.drop(emit)
     out
   }
 
-  def size: Long = start.size + length.size + arena.length
+  def size: Long = slots.size + arena.length
 }
 
 private[sparkagg] object GroupBytes {
