@@ -365,7 +365,8 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
         "SELECT s, s AS again, df_max(s) AS a, df_max(s) AS b FROM t GROUP BY s",
         "SELECT upper(s), length(df_min(s)), df_count(*) + 1 FROM t GROUP BY s",
         "SELECT k, b, df_max(d), df_max(s), df_count(*) FROM t GROUP BY k, b",
-        "SELECT df_max(s), k FROM t GROUP BY k"
+        "SELECT df_max(s), k FROM t GROUP BY k",
+        "SELECT k, df_bool_and(b), df_bool_or(b), df_first_value(s, true) FROM t GROUP BY k"
       )) {
       val (grouped, typed, nodes) = bothPaths(sql)
       assert(nodes.map(_.mode) == Seq(GroupedMode.Final, GroupedMode.Partial), sql)

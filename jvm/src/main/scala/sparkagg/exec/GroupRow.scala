@@ -240,10 +240,12 @@ private[exec] final class ColumnRows(keys: KeyRows, keyTypes: Seq[DataType], col
   private val keyStrings = keyTypes.map(_ == StringType).toArray
   private val longs = columns.map { case c: LongColumn => c.values; case _ => null }
   private val doubles = columns.map { case c: DoubleColumn => c.values; case _ => null }
+  private val booleans = columns.map { case c: BooleanColumn => c.values; case _ => null }
   private val bytes = columns.map { case c: BinaryColumn => c; case _ => null }
   private val validity = columns.map {
     case c: LongColumn => c.validity
     case c: DoubleColumn => c.validity
+    case c: BooleanColumn => c.validity
     case c: BinaryColumn => c.validity
   }
 
@@ -288,7 +290,10 @@ private[exec] final class ColumnRows(keys: KeyRows, keyTypes: Seq[DataType], col
         Platform.putLong(to, word, Platform.getLong(to, word) | (1L << field))
       } else if (longs(c) != null) Platform.putLong(to, slot, longs(c)(g))
       else if (doubles(c) != null) Platform.putDouble(to, slot, doubles(c)(g))
-      else {
+      else if (booleans(c) != null) {
+        Platform.putLong(to, slot, 0L)
+        Platform.putBoolean(to, slot, booleans(c)(g))
+      } else {
         val n = bytes(c).length(g)
         Platform.putLong(to, slot, (tail.toLong << 32) | n)
         val padded = (n + 7) & ~7
@@ -332,7 +337,8 @@ private[exec] final class ColumnRows(keys: KeyRows, keyTypes: Seq[DataType], col
 
 private[exec] object ColumnRows {
   /** Whether a [[ColumnRows]] writes these rows: the keys a [[LongKeyMap]] kept, or a [[RowKeyMap]]'s of
-   *  integer-like, boolean and string fields; columns of bigints, doubles, and strings or binaries end to end. */
+   *  integer-like, boolean and string fields; columns of bigints, doubles, booleans, and strings or binaries
+   *  end to end. */
   def writes(keys: KeyRows, keyTypes: Seq[DataType], columns: Array[Column], types: Seq[DataType]): Boolean = {
     val keysWritten = keys match {
       case _: LongKeyMap.Keys => keyTypes.size == 1
@@ -341,7 +347,7 @@ private[exec] object ColumnRows {
       case _ => false
     }
     keysWritten && columns.length == types.length && columns.zip(types).forall {
-      case (_: LongColumn, LongType) | (_: DoubleColumn, DoubleType) => true
+      case (_: LongColumn, LongType) | (_: DoubleColumn, DoubleType) | (_: BooleanColumn, BooleanType) => true
       case (_: BinaryColumn, _: StringType | BinaryType) => true
       case _ => false
     }

@@ -146,8 +146,8 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
   }
 
   test(
-    "packets written from a row or packed key table's keys and string, binary, bigint, double columns are those of " +
-      "the projected rows") {
+    "packets written from a row or packed key table's keys and string, binary, bigint, double, boolean columns " +
+      "are those of the projected rows") {
     val random = new scala.util.Random(20261129)
     val keyShapes =
       Seq[Seq[DataType]](
@@ -170,7 +170,7 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
         case LongType | TimestampType => if (random.nextBoolean()) random.nextLong() else random.nextInt(50) - 25L
         case BooleanType => random.nextBoolean()
       }
-    val stateKinds = Seq[DataType](StringType, BinaryType, LongType, DoubleType)
+    val stateKinds = Seq[DataType](StringType, BinaryType, LongType, DoubleType, BooleanType)
     for (keyTypes <- keyShapes; numStates <- Seq(0, 1, 4, 63); groups <- Seq(0, 1, 500); n <- Seq(1, 3, 200)) {
       val label = s"${keyTypes.mkString(",")} key, $numStates states, $groups groups, $n partitions"
       val stateTypes = Seq.tabulate(numStates)(c => stateKinds(c % stateKinds.size))
@@ -200,6 +200,7 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
           case BinaryType => Array.fill(random.nextInt(30))(random.nextInt(256).toByte)
           case LongType => random.nextLong()
           case DoubleType => random.nextGaussian()
+          case BooleanType => random.nextBoolean()
         }
       }
       def bits(c: Int): Array[Long] = {
@@ -211,6 +212,8 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
         stateTypes(c) match {
           case LongType => new sparkagg.common.LongColumn(values(c).map(_.asInstanceOf[Long]), bits(c), groups)
           case DoubleType => new sparkagg.common.DoubleColumn(values(c).map(_.asInstanceOf[Double]), bits(c), groups)
+          case BooleanType =>
+            new sparkagg.common.BooleanColumn(values(c).map(_.asInstanceOf[Boolean]), bits(c), groups)
           case _ =>
             val held =
               (0 until groups).map(g => if (valid(c)(g)) values(c)(g).asInstanceOf[Array[Byte]] else Array[Byte]())
