@@ -37,6 +37,7 @@ times under "shapes".
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -397,8 +398,10 @@ if __name__ == "__main__":
         parser.add_argument("--no-spill", action="store_true", help="leave out the 20M-group spill run")
         parser.add_argument("--also-on", default="3.5",
                             help="other Spark minors to compare on, comma-separated (default 3.5; '' for none)")
-        parser.add_argument("--only", default="", help="the calls to time, comma-separated; records nothing")
+        parser.add_argument("--only", default="",
+                            help="the calls to time, separated by commas without a space (a call's name may hold "
+                                 "', '); records nothing")
         parser.add_argument("--shapes", default="", help="the shapes to time, comma-separated (default all)")
         args = parser.parse_args()
         main(args.rows, args.repeat, args.out, not args.no_spill, [m for m in args.also_on.split(",") if m],
-             [c for c in args.only.split(",") if c], [s for s in args.shapes.split(",") if s])
+             [c for c in re.split(r",(?! )", args.only) if c], [s for s in args.shapes.split(",") if s])
