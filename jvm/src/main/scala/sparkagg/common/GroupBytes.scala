@@ -19,6 +19,7 @@ private[sparkagg] final class GroupBytes {
 
   private def start(g: Int): Int = (slots.array(g) >>> 32).toInt
   private def length(g: Int): Int = slots.array(g).toInt
+  private def slotOf(at: Int, n: Int): Long = (at.toLong << 32) | n
 
   def resize(totalGroups: Int): Unit = slots.resize(totalGroups)
   def has(g: Int): Boolean = slots.array(g) >= 0
@@ -41,7 +42,7 @@ private[sparkagg] final class GroupBytes {
         used - n
       }
     BytesColumn.copyInto(base, offset, n, arena, at)
-    slots.array(g) = (at.toLong << 32) | n
+    slots.array(g) = slotOf(at, n)
   }
 
   /** Group g's value becomes row `row` of `column` (strings or binaries), NULL included. */
@@ -77,7 +78,7 @@ private[sparkagg] final class GroupBytes {
       if (has(g)) {
         val n = length(g)
         System.arraycopy(arena, start(g), fresh, at, n)
-        slots.array(g) = (at.toLong << 32) | n
+        slots.array(g) = slotOf(at, n)
         at += n
       }
       g += 1

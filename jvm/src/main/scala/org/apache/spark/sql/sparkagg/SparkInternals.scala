@@ -10,8 +10,9 @@ import org.apache.spark.sql.errors.QueryCompilationErrors
 /**
  * The Spark internals sparkagg needs that are private to Spark's `sql` package or change between Spark
  * minors (docs/spark-versions.md lists them). This file lives in that package for access; everything else
- * goes through it, except the cache's decoders, private to Spark's `columnar` package (CachedVectors there). What differs between minors comes from the traits it mixes in, each defined once per
- * range of minors in jvm/src/main/scala-spark-<range>/ (`3.5`, `4.0+`, `3.5-4.1`: build.sbt picks them).
+ * goes through it, except the cache's decoders, private to Spark's `columnar` package (CachedVectors there).
+ * What differs between minors comes from the traits it mixes in, each defined once per range of minors in
+ * jvm/src/main/scala-spark-<range>/ (`3.5`, `4.0+`, `3.5-4.1`: build.sbt picks them).
  */
 object SparkInternals extends QueryErrors with StringOrder with FunctionKeys with SpillBuffers with SumModes {
   /** Spark's WRONG_NUM_ARGS analysis error. */

@@ -77,7 +77,7 @@ object CachedVectors {
    * as the encoding lays them out: one after another (plain); each followed by how many rows repeat it
    * (run-length); or a dictionary (its size, then its values) followed by each row's index into it.
    */
-  private[sparkagg] def decodeStrings(bytes: Array[Byte], to: OnHeapColumnVector, n: Int): Unit = {
+  private def decodeStrings(bytes: Array[Byte], to: OnHeapColumnVector, n: Int): Unit = {
     val in = ByteBuffer.wrap(bytes).order(ByteOrder.nativeOrder)
     val nulls = in.getInt()
     var nullsRead = 0
