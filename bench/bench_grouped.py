@@ -101,8 +101,9 @@ DATAFUSION_CALLS = [("df_avg(x)", "avg(x)"), ("df_sum(x)", "sum(x)"), ("df_count
 # and of the Parquet file (shape name, view). What a query costs before its rows count (planning, two stages,
 # the exchange) is paid on both sides; at 1k groups, 5M rows add little to it.
 FLOOR_SHAPES = [("range-1k", "ranged_one_row"), ("parquet-1k", "parquet_one_row")]
-# Untimed runs of each query before its timed ones (no more than the timed ones: a trial of one run a query
-# warms each once): at 1k groups a run is too short for the JIT to finish compiling its loops within it.
+# Untimed runs of each query before its timed ones, fewer than the timed ones (a trial of one run a query,
+# whose times mean nothing, has none): at 1k groups a run is too short for the JIT to finish compiling its
+# loops within it.
 WARM_UPS = {"1k groups": 2, "1M groups": 1}
 FLOOR_NAMES = {name for name, _ in FLOOR_SHAPES}
 # Where the floor is measured, the task threads' CPU over every row is too (common.task_cpu): the part of the
@@ -323,9 +324,9 @@ def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: boo
     # plans: the first queries after a switch of shape cost both sides more (the first row alone of
     # spark.range: the shape's first call 0.08 s each way, the next ones 0.04-0.05 s), which a first call
     # warmed by itself still paid in its timed runs.
-    for _, _, queries in shape:
+    for _, _, queries in shape if repeat > 1 else []:
         common.timed_together(spark, {f"warm-up: {name}": query for name, query in queries.items()},
-                              repeat=min(WARM_UPS[groups], repeat))
+                              repeat=min(WARM_UPS[groups], repeat - 1))
     for ours, theirs, queries in shape:
         cpu = {} if task_cpu else None
         best = common.timed_together(spark, queries, repeat, cpu=cpu)
