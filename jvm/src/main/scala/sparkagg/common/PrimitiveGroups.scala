@@ -138,7 +138,7 @@ private[sparkagg] abstract class DoubleSumCountGroups(countFirst: Boolean) exten
     val n = values.numRows
     val v = values.column(0)
     val c = GroupColumns.rowCounts(n, filter, v)
-    columns(Array.tabulate(n)(i => if (c(i) != 0) v.getDouble(i) else 0.0), c)
+    columns(Fill.doubles(n)(i => if (c(i) != 0) v.getDouble(i) else 0.0), c)
   }
   override def supportsConvertToState: Boolean = true
 
@@ -212,7 +212,7 @@ private[sparkagg] abstract class LongFold(kind: ValueKind.LongLike, identity: Lo
   final def fold(g: Int, c: Column, i: Int): Unit = acc(g) = combine(acc(g), kind.readLong(c, i))
   protected final def column(v: Array[Long], validity: Array[Long]): Column = new LongColumn(v, validity, v.length)
   protected final def own(c: Column, kept: Array[Long]): Array[Long] =
-    Array.tabulate(kept.length)(i => if (kept(i) != 0) kind.readLong(c, i) else 0L)
+    Fill.longs(kept.length)(i => if (kept(i) != 0) kind.readLong(c, i) else 0L)
 }
 
 /** A fold of float or double held as Double. */
@@ -223,7 +223,7 @@ private[sparkagg] abstract class DoubleFold(kind: ValueKind.DoubleLike, identity
   final def fold(g: Int, c: Column, i: Int): Unit = acc(g) = combine(acc(g), kind.readDouble(c, i))
   protected final def column(v: Array[Double], validity: Array[Long]): Column = new DoubleColumn(v, validity, v.length)
   protected final def own(c: Column, kept: Array[Long]): Array[Double] =
-    Array.tabulate(kept.length)(i => if (kept(i) != 0) kind.readDouble(c, i) else 0.0)
+    Fill.doubles(kept.length)(i => if (kept(i) != 0) kind.readDouble(c, i) else 0.0)
 }
 
 private[sparkagg] object GroupColumns {

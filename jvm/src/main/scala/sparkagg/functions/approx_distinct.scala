@@ -3,7 +3,7 @@ package sparkagg.functions
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import sparkagg.api._
-import sparkagg.common.{BinaryColumn, ColumnsRow, LongColumn, ObjectVector, ValueKind}
+import sparkagg.common.{BinaryColumn, ColumnsRow, Fill, LongColumn, ObjectVector, ValueKind}
 
 /**
  * approx_distinct(x): the number of distinct non-NULL values, estimated with HyperLogLog at precision
@@ -248,7 +248,7 @@ private[sparkagg] final class HyperLogLogGroups(hash: HllHash) extends GroupsAcc
 
   def evaluate(emit: EmitTo): Column = {
     val out = emitted(emit)
-    new LongColumn(out.map(s => estimate(histogram(s))), null, out.length)
+    new LongColumn(Fill.longs(out.length)(g => estimate(histogram(out(g)))), null, out.length)
   }
 
   def state(emit: EmitTo): Array[Column] = Array(new SketchColumn(emitted(emit)))

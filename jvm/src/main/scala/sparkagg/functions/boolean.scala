@@ -72,7 +72,7 @@ final class BoolGroups(isAnd: Boolean) extends GroupsAccumulator {
   def evaluate(emit: EmitTo): Column = {
     val n = emit.count(decided.length)
     val d = decided.emit(emit)
-    new BooleanColumn(Array.tabulate(n)(g => Validity.isValid(d, g) != isAnd), nulls.build(emit), n)
+    new BooleanColumn(Fill.booleans(n)(g => Validity.isValid(d, g) != isAnd), nulls.build(emit), n)
   }
   def state(emit: EmitTo): Array[Column] = Array(evaluate(emit))
 
@@ -80,7 +80,7 @@ final class BoolGroups(isAnd: Boolean) extends GroupsAccumulator {
     val n = values.numRows
     val c = values.column(0)
     val kept = GroupColumns.rowCounts(n, filter, c)
-    Array(new BooleanColumn(Array.tabulate(n)(i => kept(i) != 0 && c.getBoolean(i)), GroupColumns.nonZero(kept), n))
+    Array(new BooleanColumn(Fill.booleans(n)(i => kept(i) != 0 && c.getBoolean(i)), GroupColumns.nonZero(kept), n))
   }
   override def supportsConvertToState: Boolean = true
 

@@ -2,7 +2,7 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
-import sparkagg.common.{BitVector, BooleanColumn, ColumnsRow, GroupBytes, LongVector, ObjectColumn, ObjectVector, OrderKeys, OrderedValues, Validity}
+import sparkagg.common.{BitVector, BooleanColumn, ColumnsRow, Fill, GroupBytes, LongVector, ObjectColumn, ObjectVector, OrderKeys, OrderedValues, Validity}
 
 /**
  * first_value(x [, ignore_nulls]) and last_value(x [, ignore_nulls]) [WITHIN GROUP (ORDER BY key
@@ -270,7 +270,7 @@ private[sparkagg] final class FirstLastGroups(valueType: DataType, keys: OrderKe
     held -= value.map(OrderedValues.sizeOf).sum + keyRow.map(keySize).sum
     val keyColumns = Array.tabulate[Column](keys.size)(k =>
       new ObjectColumn(keyRow.map(r => if (r == null) null else r.asInstanceOf[Array[Any]](k))))
-    val isSet = new BooleanColumn(Array.tabulate(n)(g => (chosen(g >> 6) & (1L << g)) != 0), null, n)
+    val isSet = new BooleanColumn(Fill.booleans(n)(Validity.isValid(chosen, _)), null, n)
     (new ObjectColumn(value) +: keyColumns) :+ isSet
   }
 
@@ -366,9 +366,9 @@ private[sparkagg] final class OneKeyFirstLastGroups(valueType: DataType, keyType
     val n = emit.count(keys.length)
     val value = emitValues(emit)
     val (set, nulls) = (chosen.emit(emit), nullKey.emit(emit))
-    val keyValid = Array.tabulate(Validity.words(n))(w => set(w) & ~nulls(w))
+    val keyValid = Fill.longs(Validity.words(n))(w => set(w) & ~nulls(w))
     Array(value, keyBits.column(keys.emit(emit), keyValid),
-      new BooleanColumn(Array.tabulate(n)(Validity.isValid(set, _)), null, n))
+      new BooleanColumn(Fill.booleans(n)(Validity.isValid(set, _)), null, n))
   }
 
   override def convertToState(columns: Columns, filter: Option[Column]): Array[Column] =

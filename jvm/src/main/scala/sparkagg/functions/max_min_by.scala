@@ -77,7 +77,7 @@ final class ExtremeByAccumulator(chosen: Accumulator) extends Accumulator {
 private[sparkagg] final class KeyedExtremeByGroups(chosen: FirstLastGroups) extends GroupsAccumulator {
   private def withKey(values: Columns, filter: Option[Column]): Option[Column] = {
     val (y, f, n) = (values.column(1), filter.orNull, values.numRows)
-    Some(new BooleanColumn(Array.tabulate(n)(i => GroupsAccumulator.keep(f, i) && !y.isNullAt(i)), null, n))
+    Some(new BooleanColumn(Fill.booleans(n)(i => GroupsAccumulator.keep(f, i) && !y.isNullAt(i)), null, n))
   }
   def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =
     chosen.updateBatch(values, groupIndices, withKey(values, filter), totalGroups)
@@ -106,7 +106,8 @@ private[functions] final class PrimitiveBits(t: DataType) {
 
   /** Rows of `bits` as a column of the type (NULL where `validity`'s bit is clear). */
   def column(bits: Array[Long], validity: Array[Long]): Column =
-    if (floating) new DoubleColumn(bits.map(MedianAccumulator.decode), validity, bits.length)
+    if (floating)
+      new DoubleColumn(Fill.doubles(bits.length)(i => MedianAccumulator.decode(bits(i))), validity, bits.length)
     else new LongColumn(bits, validity, bits.length)
 }
 

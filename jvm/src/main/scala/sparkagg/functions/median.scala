@@ -128,7 +128,7 @@ object MedianAccumulator {
   /** The state list of the encoded values sorted at [from, until) of `a`: doubles unboxed (a group of
    *  millions of values is one array, not millions of objects), floats boxed. */
   def stateList(kind: ValueKind.DoubleLike, a: Array[Long], from: Int, until: Int): Any =
-    if (kind.dataType == DoubleType) Array.tabulate(until - from)(j => decode(a(from + j)))
+    if (kind.dataType == DoubleType) Fill.doubles(until - from)(j => decode(a(from + j)))
     else Array.tabulate[Any](until - from)(j => kind.box(decode(a(from + j))))
 }
 
@@ -258,7 +258,7 @@ private[sparkagg] final class DecimalMedianGroups(t: DecimalType) extends Groups
   private def nonNull(values: Columns, filter: Option[Column]): Option[Column] = {
     val (c, f) = (values.column(0), filter.orNull)
     val n = values.numRows
-    Some(new BooleanColumn(Array.tabulate(n)(i => GroupsAccumulator.keep(f, i) && !c.isNullAt(i)), null, n))
+    Some(new BooleanColumn(Fill.booleans(n)(i => GroupsAccumulator.keep(f, i) && !c.isNullAt(i)), null, n))
   }
 
   def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit =

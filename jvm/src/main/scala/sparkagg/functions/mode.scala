@@ -529,9 +529,9 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
   /** One group's values, pairs `order(from until until)`: bigint, int and double lists as primitive
    *  arrays (Catalyst takes them as they are), others boxed. */
   private def valueList(order: Array[Int], from: Int, until: Int): Any = kind match {
-    case Longs if t == LongType => Array.tabulate(until - from)(j => pairValue(order(from + j)))
+    case Longs if t == LongType => Fill.longs(until - from)(j => pairValue(order(from + j)))
     case Ints if t == IntegerType => Array.tabulate(until - from)(j => pairValue(order(from + j)).toInt)
-    case Doubles => Array.tabulate(until - from)(j => java.lang.Double.longBitsToDouble(pairValue(order(from + j))))
+    case Doubles => Fill.doubles(until - from)(j => java.lang.Double.longBitsToDouble(pairValue(order(from + j))))
     case _ => Array.tabulate[Any](until - from)(j => boxed(pairValue(order(from + j))))
   }
 
@@ -607,8 +607,8 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
           def double(bits: Long) =
             if (kind == Floats) java.lang.Float.intBitsToFloat(bits.toInt).toDouble
             else java.lang.Double.longBitsToDouble(bits)
-          new DoubleColumn(Array.tabulate(n)(g => if (best(g) < 0) 0.0 else double(pairValue(best(g)))), validity, n)
-        } else new LongColumn(Array.tabulate(n)(g => if (best(g) < 0) 0L else pairValue(best(g))), validity, n)
+          new DoubleColumn(Fill.doubles(n)(g => if (best(g) < 0) 0.0 else double(pairValue(best(g)))), validity, n)
+        } else new LongColumn(Fill.longs(n)(g => if (best(g) < 0) 0L else pairValue(best(g))), validity, n)
     }
     LargeArrays.release(best)
     drop(n)

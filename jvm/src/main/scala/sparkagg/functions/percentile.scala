@@ -2,7 +2,7 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
-import sparkagg.common.ValueKind
+import sparkagg.common.{Fill, ValueKind}
 
 /**
  * percentile_cont(p) WITHIN GROUP (ORDER BY x [DESC]): the p-th percentile of the non-NULL values of
@@ -76,7 +76,7 @@ final class PercentileContAccumulator(fraction: Double, asFloat: Boolean) extend
   }
   def state(): Array[Any] = {
     values.sortInPlace() // as median's: the same bytes whether or not it was evaluated
-    Array(Array.tabulate(values.length)(j => decode(values.values(j))))
+    Array(Fill.doubles(values.length)(j => decode(values.values(j))))
   }
   def evaluate(): Any =
     if (values.length == 0) null

@@ -205,7 +205,7 @@ final class LongSumGroups(failOnOverflow: Boolean, wrap: Boolean) extends Groups
     val n = values.numRows
     val v = values.column(0)
     val c = GroupColumns.rowCounts(n, filter, v)
-    val s = Array.tabulate(n)(i => if (c(i) != 0) v.getLong(i) else 0L)
+    val s = Fill.longs(n)(i => if (c(i) != 0) v.getLong(i) else 0L)
     Array(new LongColumn(s, GroupColumns.nonZero(c), n), new LongColumn(c, null, n))
   }
   override def supportsConvertToState: Boolean = true
