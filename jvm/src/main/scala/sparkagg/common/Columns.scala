@@ -29,9 +29,10 @@ object Validity {
 /**
  * Primitive arrays filled by index, for the per-group and per-row arrays of the grouped path. Scala's
  * `Array.tabulate` and `map` store through a generic array update and call a boxing `Function1` unless C2
- * inlines the closure, which it stops doing once the shared call site inside them has seen other closures:
- * in a JVM that had run the other functions first, ordered first_value's state emission spent 10% of the
- * executor samples boxing. `Function1` is specialized for these result types, so nothing is boxed here.
+ * inlines the closure, which it stops doing once the shared call site inside them has seen other closures
+ * (as in a bench run, where every query of a shape runs before any is timed). In such JVMs ordered
+ * first_value's state emission spent up to 10% of the executor samples boxing. `Function1` is specialized
+ * for these result types, so nothing is boxed here.
  */
 object Fill {
   def longs(n: Int)(f: Int => Long): Array[Long] = {
