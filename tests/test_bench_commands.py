@@ -58,14 +58,18 @@ def test_a_sample_is_charged_to_the_first_part_from_the_leaf():
     assert part([]) == profile_grouped.OTHER
 
 
-def test_garbage_collection_counts_pauses_apart_from_concurrent_cycles():
-    def collection(name, span, pauses):
-        return {"values": {"name": name, "duration": f"PT{span}S", "sumOfPauses": f"PT{pauses}S"}}
-    # a young pause of 12 ms, then a G1 old cycle that marked for 0.5 s and stopped the threads for 30 ms
-    pauses, concurrent = profile_grouped.gc_split([collection("G1New", 0.012, 0.012),
-                                                   collection("G1Old", 0.5, 0.03)])
-    assert pauses == pytest.approx(0.042) and concurrent == pytest.approx(0.47)
-    assert profile_grouped.gc_split([]) == (0.0, 0.0)
+def test_a_collapsed_stack_charges_native_frames_to_their_java_caller():
+    # LZ4's native code under the shuffle writer, as async-profiler writes the stack: thread first, leaf last
+    thread, frames, count = profile_grouped.parse(
+        "[Executor task launch worker for task 1.0 in stage 2.0 (TID 3) tid=77];java/lang/Thread.run;"
+        "org/apache/spark/shuffle/sort/BypassMergeSortShuffleWriter.write_[j];"
+        "net/jpountz/lz4/LZ4JNI.LZ4_compress_limitedOutput;/tmp/liblz4-java-123.so;LZ4_compress_fast_extState 7")
+    assert count == 7 and profile_grouped.kind_of(thread) == "executor"
+    assert frames == ["net.jpountz.lz4.LZ4JNI.LZ4_compress_limitedOutput",
+                      "org.apache.spark.shuffle.sort.BypassMergeSortShuffleWriter.write", "java.lang.Thread.run"]
+    assert profile_grouped.part_of(frames) == "shuffle (write, read, compression)"
+    assert [profile_grouped.kind_of(t) for t in ("GC Thread#0 tid=9]", "C2 CompilerThread0 tid=12]", "Thread-4]")] \
+        == ["garbage collector", "JIT compiler", "other"]
 
 
 @pytest.mark.spark
