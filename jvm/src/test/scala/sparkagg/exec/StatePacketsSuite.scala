@@ -2,7 +2,7 @@ package sparkagg.exec
 
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{AttributeReference, BindReferences, Literal, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{AttributeReference, BindReferences, Literal, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExchangeExec}
@@ -131,7 +131,7 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
         project(InternalRow.fromSeq(keyValue +: states))
       }
       def bytes(packets: Iterator[InternalRow]): Seq[Seq[Byte]] =
-        packets.map(_.asInstanceOf[org.apache.spark.sql.catalyst.expressions.UnsafeRow].getBytes.toSeq).toSeq
+        packets.map(_.asInstanceOf[UnsafeRow].getBytes.toSeq).toSeq
       val projected = bytes(new PacketWriter(packing).pack(rows, last = true))
       var done = 0
       val written = new PacketWriter(packing)
@@ -231,7 +231,7 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
         project(InternalRow.fromSeq(keyValues(g) ++ states))
       }
       def bytes(packets: Iterator[InternalRow]): Seq[Seq[Byte]] =
-        packets.map(_.asInstanceOf[org.apache.spark.sql.catalyst.expressions.UnsafeRow].getBytes.toSeq).toSeq
+        packets.map(_.asInstanceOf[UnsafeRow].getBytes.toSeq).toSeq
       val projected = bytes(new PacketWriter(packing).pack(rows, last = true))
       var done = 0
       val written = new PacketWriter(packing).pack(map.emit(EmitTo.All), columns, stateTypes, groups, last = true) {
@@ -240,6 +240,53 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
       assert(written.isDefined, label)
       assert(bytes(written.get) == projected, label)
       assert(done == 1, label)
+    }
+  }
+
+  test("a packet's bytes are written over once the next one has left; each packet read before then holds its rows") {
+    val random = new scala.util.Random(20261203)
+    val groups = 40000 // about 6 MB of rows: packets of a megabyte fill up several times in each partition
+    val key = AttributeReference("key", LongType)()
+    val stateTypes = Seq(StringType, LongType)
+    val unpacked = key +: stateTypes.zipWithIndex.map { case (t, c) => AttributeReference(s"s$c", t)() }
+    val keyValues = Array.tabulate(groups)(_ * 7919L)
+    val strings = Array.fill(groups)(Array.fill(random.nextInt(200))(('a' + random.nextInt(26)).toByte))
+    val longs = Array.fill(groups)(random.nextLong())
+    val valid = Array.fill(stateTypes.size, groups)(random.nextInt(7) != 0)
+    def bits(c: Int): Array[Long] = {
+      val words = new Array[Long]((groups + 63) / 64)
+      for (g <- 0 until groups if valid(c)(g)) words(g >> 6) |= 1L << g
+      words
+    }
+    val held = strings.indices.map(g => if (valid(0)(g)) strings(g) else Array[Byte]())
+    val columns: Array[sparkagg.api.Column] = Array(
+      new sparkagg.common.BinaryColumn(held.flatten.toArray, held.scanLeft(0)(_ + _.length).toArray, bits(0), groups),
+      new sparkagg.common.LongColumn(longs, bits(1), groups)
+    )
+    val project = UnsafeProjection.create(unpacked.map(_.dataType).toArray)
+    def row(g: Int) = project(InternalRow(keyValues(g), if (valid(0)(g)) UTF8String.fromBytes(strings(g)) else null,
+        if (valid(1)(g)) longs(g) else null))
+    val expected = (0 until groups).map(g => keyValues(g) -> row(g).getBytes.toSeq).toMap
+    for (n <- Seq(1, 2); fromColumns <- Seq(false, true)) {
+      val label = s"$n partitions, ${if (fromColumns) "from columns" else "from rows"}"
+      val packing = StatePackets(Seq(key), n, unpacked, AttributeReference("route", IntegerType)(),
+        AttributeReference("states", BinaryType)())
+      val writer = new PacketWriter(packing)
+      val packets =
+        if (fromColumns)
+          writer.pack(
+            new LongKeyMap.Keys(keyValues, -1, LongType, 8), columns, stateTypes, groups, last = true)(() => ()).get
+        else writer.pack((0 until groups).iterator.map(row), last = true)
+      // Read as the shuffle reads them: a packet's rows before the next packet is asked for.
+      val arrays = scala.collection.mutable.ArrayBuffer[AnyRef]()
+      val read = packets.flatMap { packet =>
+        arrays += packet.asInstanceOf[UnsafeRow].getBaseObject
+        StatePackets.unpack(Iterator(packet), unpacked.size).map { r =>
+          r.getLong(0) -> r.asInstanceOf[UnsafeRow].getBytes.toSeq
+        }
+      }.toMap
+      assert(read == expected, label)
+      assert(arrays.size >= 4 && arrays.toSet.size < arrays.size, s"$label: ${arrays.size} packets")
     }
   }
 
