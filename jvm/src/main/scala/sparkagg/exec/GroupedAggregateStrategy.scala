@@ -169,8 +169,8 @@ object GroupedAggregateStrategy {
  *    batches (a cached table's stage), instead of its rows;
  *  - over a cached table that Spark reads as rows (some column of the table, not of the query, is not a
  *    number or a boolean), the batches of the columns read, when they are numbers, booleans, dates,
- *    timestamps or strings (`CachedColumns`): decoding a row per value cost as much as the whole
- *    aggregation at 1k groups, and a quarter of an aggregation of strings at 1M groups;
+ *    timestamps, strings or decimals of at most 18 digits (`CachedColumns`): decoding a row per value cost
+ *    as much as the whole aggregation at 1k groups, and a quarter of an aggregation of strings at 1M groups;
  *  - over rows from generated code (a range, a projection, a join), pushed by the child's generated loop:
  *    its calls become [[StagedCall]]s, so that Spark puts the node into the child's stage (without that, a
  *    `spark.range` query hands the node each row through the stage's buffered iterator, which cost a quarter
@@ -199,7 +199,7 @@ object GroupedPartialInput extends ColumnarRule {
 /** A cached table's scan (or its query stage) whose columns `CachedVectors` decodes into batches: Spark
  *  offers a cached table's batches only when every column of the table (not of the query) is a number or
  *  a boolean, and decodes no strings; `CachedVectors` decodes just the columns the scan reads, strings,
- *  dates and timestamps too. Spark's setting for reading the cache as batches switches it off. */
+ *  dates, timestamps and decimals of at most 18 digits too. Spark's setting for reading the cache as batches switches it off. */
 private[exec] object CachedColumns {
   private def scanOf(plan: SparkPlan): Option[InMemoryTableScanExec] = plan match {
     case stage: QueryStageExec => scanOf(stage.plan)

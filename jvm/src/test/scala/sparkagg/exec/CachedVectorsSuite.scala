@@ -14,19 +14,20 @@ import sparkagg.compat.CollectionConverters._
 
 /**
  * A cached table read as batches by the grouped operator (CachedVectors): strings in each encoding Spark's
- * cache gives them, dates and timestamps, with NULLs, decoded to the values Spark's own row path reads; and
+ * cache gives them, dates, timestamps and decimals of at most 18 digits (as a vector's longs and as its ints),
+ * with NULLs, decoded to the values Spark's own row path reads; and
  * grouped aggregations over them equal to the TypedImperativeAggregate path's.
  */
 class CachedVectorsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelper {
   import CachedVectorsSuite._
 
-  private val columns = Seq("k", "plain", "runs", "dict", "dt", "ts")
+  private val columns = Seq("k", "plain", "runs", "dict", "dt", "ts", "m", "cents")
 
   override def beforeAll(): Unit = {
     super.beforeAll()
     // Two partitions of 12,500 rows, two cached batches each (10,000 rows a batch). The strings: all distinct
     // (no encoding shrinks them: stored plain), in runs of 500 rows (run-length), five values in no order
-    // (a dictionary). The decimal makes Spark itself read the table by rows.
+    // (a dictionary). Spark itself reads the table by rows (it has strings and decimals).
     spark.range(0, 25000, 1, 2).selectExpr(
       "id % 37 AS k",
       "IF(id % 17 = 0, NULL, CONCAT('plain-', CAST(id * 7919 % 100003 AS STRING))) AS plain",
@@ -34,7 +35,9 @@ class CachedVectorsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkP
       "IF(id % 11 = 0, NULL, CONCAT('dictionary-', CAST(id * 7 % 5 AS STRING))) AS dict",
       "IF(id % 19 = 0, NULL, DATE_ADD(DATE'2020-01-01', CAST(id % 400 AS INT))) AS dt",
       "IF(id % 23 = 0, NULL, TIMESTAMP_SECONDS(id * 3600)) AS ts",
-      "CAST(id AS DECIMAL(10, 2)) AS m"
+      "IF(id % 29 = 0, NULL, CAST((id * 7919 % 100003 - 50000) / 7 AS DECIMAL(12, 3))) AS m",
+      "IF(id % 31 = 0, NULL, CAST((id % 2000 - 1000) / 100 AS DECIMAL(7, 2))) AS cents",
+      "CAST(id AS DECIMAL(30, 2)) AS wide"
     ).cache().createOrReplaceTempView("cached")
     spark.table("cached").count()
   }
@@ -42,7 +45,7 @@ class CachedVectorsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkP
   private def scanOf(df: DataFrame): InMemoryTableScanExec =
     collect(df.queryExecution.executedPlan) { case s: InMemoryTableScanExec => s }.head
 
-  test("each string encoding, dates and timestamps decode to the values Spark's rows hold") {
+  test("each string encoding, dates, timestamps and decimals decode to the values Spark's rows hold") {
     val scan = scanOf(spark.table("cached").select(columns.head, columns.tail: _*))
     assert(CachedVectors.decodes(scan))
     // The encoding of each string column in each cached batch.
@@ -61,8 +64,8 @@ class CachedVectorsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkP
   test("grouped aggregations over the decoded columns equal the TypedImperativeAggregate path's") {
     // (By ts, unique where not NULL: max_by and min_by keep the first of tied rows, which differs between paths.)
     val calls = "df_min(plain), df_max(runs), df_min_by(dict, ts), df_max_by(plain, ts), df_count(dict), " +
-      "length(df_string_agg(runs, ',')), df_max(dt), df_min(ts), df_mode(dict)"
-    for (key <- Seq("k", "dt", "dict", "runs, k")) {
+      "length(df_string_agg(runs, ',')), df_max(dt), df_min(ts), df_mode(dict), df_sum(m), df_avg(cents), df_max(m)"
+    for (key <- Seq("k", "dt", "dict", "runs, k", "cents")) {
       val sql = s"SELECT $key, $calls FROM cached GROUP BY $key ORDER BY $key"
       val grouped = spark.sql(sql)
       val rows = grouped.collect().toSeq
@@ -72,22 +75,24 @@ class CachedVectorsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkP
       val typed = withConf(GroupedAggregateStrategy.EnabledConf -> "false")(spark.sql(sql).collect().toSeq)
       assert(rows.size > 4 && rows == typed, sql)
     }
-    // A decimal column is not decoded here: the node reads the cache's rows.
-    val decimal = spark.sql("SELECT k, df_sum(m), df_min(plain) FROM cached GROUP BY k")
+    // A decimal of more than 18 digits is not decoded here: the node reads the cache's rows.
+    val decimal = spark.sql("SELECT k, df_sum(wide), df_min(plain) FROM cached GROUP BY k")
     decimal.collect()
     assert(!collect(decimal.queryExecution.executedPlan) { case g: GroupedAggregateExec => g }.exists(_.columnarInput))
   }
 }
 
 private object CachedVectorsSuite {
-  /** A row's values as plain Scala values (strings, day and microsecond numbers), NULL as None. */
+  /** A row's values as plain Scala values (strings, day and microsecond numbers, decimals), NULL as None. */
   private def valuesOf(row: InternalRow): Seq[Option[Any]] = Seq(
     if (row.isNullAt(0)) None else Some(row.getLong(0)),
     if (row.isNullAt(1)) None else Some(row.getUTF8String(1).toString),
     if (row.isNullAt(2)) None else Some(row.getUTF8String(2).toString),
     if (row.isNullAt(3)) None else Some(row.getUTF8String(3).toString),
     if (row.isNullAt(4)) None else Some(row.getInt(4)),
-    if (row.isNullAt(5)) None else Some(row.getLong(5))
+    if (row.isNullAt(5)) None else Some(row.getLong(5)),
+    if (row.isNullAt(6)) None else Some(row.getDecimal(6, 12, 3)),
+    if (row.isNullAt(7)) None else Some(row.getDecimal(7, 7, 2))
   )
 
   /** The encoding of each of a cached batch's `ordinals` columns: the int after the NULL count and NULL rows. */

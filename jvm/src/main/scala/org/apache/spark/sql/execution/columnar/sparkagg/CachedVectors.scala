@@ -16,8 +16,10 @@ import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
  * a number or a boolean, and even then cannot decode a string column (`ColumnAccessor.decompress`): any other
  * table is read by building an UnsafeRow per row, which cost a quarter of an aggregation of strings at 1M
  * groups. Here the columns the scan reads are decoded one by one: numbers, booleans, dates and timestamps by
- * Spark's own decoders, strings by this file's, which read the three encodings Spark's cache gives strings
- * (plain, run-length, dictionary). This file lives in Spark's `columnar` package for its decoders and formats.
+ * Spark's own decoders; strings and decimals of at most 18 digits by this file's, which read the encodings
+ * Spark's cache gives them (strings: plain, run-length, dictionary; such decimals: plain unscaled longs).
+ * Wider decimals (stored as their unscaled bytes) keep the row path. This file lives in Spark's `columnar`
+ * package for its decoders and formats.
  */
 object CachedVectors {
 
@@ -30,6 +32,7 @@ object CachedVectors {
     case BooleanType | ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType => true
     case DateType | TimestampType | TimestampNTZType => true
     case _: StringType => true
+    case t: DecimalType => t.precision <= Decimal.MAX_LONG_DIGITS
     case _ => false
   }
 
@@ -61,8 +64,11 @@ object CachedVectors {
         while (c < types.length) {
           vectors(c).reset()
           val buffer = batch.buffers(ordinals(c))
-          if (types(c).isInstanceOf[StringType]) decodeStrings(buffer, vectors(c), n)
-          else ColumnAccessor.decompress(buffer, vectors(c), types(c), n)
+          types(c) match {
+            case _: StringType => decodeStrings(buffer, vectors(c), n)
+            case t: DecimalType => decodeDecimals(buffer, vectors(c), t, n)
+            case t => ColumnAccessor.decompress(buffer, vectors(c), t, n)
+          }
           c += 1
         }
         numOutputRows += n
@@ -72,33 +78,69 @@ object CachedVectors {
   }
 
   /**
-   * One cached string column's `n` rows into `to`. The column's bytes (native byte order): its NULL count, the
-   * NULL rows' ordinals, its encoding's id, then the values of the other rows, each a length and its bytes,
-   * as the encoding lays them out: one after another (plain); each followed by how many rows repeat it
-   * (run-length); or a dictionary (its size, then its values) followed by each row's index into it.
+   * A cached column's bytes (native byte order): its NULL count, the NULL rows' ordinals, its encoding's id,
+   * then the values of the other rows as the encoding lays them out. `in` is at the values once built.
+   */
+  private final class CachedColumn(bytes: Array[Byte], n: Int) {
+    val in: ByteBuffer = ByteBuffer.wrap(bytes).order(ByteOrder.nativeOrder)
+    private val nulls = in.getInt()
+    private var nullsRead = 0
+    private var nullRow = nextNull
+    in.position(4 + 4 * nulls)
+    val encoding: Int = in.getInt()
+
+    private def nextNull: Int = if (nullsRead < nulls) in.getInt(4 + 4 * nullsRead) else n
+
+    /** Whether `row` is NULL; asked of every row in turn, from the first. */
+    def isNull(row: Int): Boolean =
+      if (row != nullRow) false
+      else {
+        nullsRead += 1
+        nullRow = nextNull
+        true
+      }
+  }
+
+  /**
+   * One cached string column's `n` rows into `to`. Each non-NULL value is a length and its bytes: one after
+   * another (plain); each followed by how many rows repeat it (run-length); or a dictionary (its size, then its
+   * values) followed by each row's index into it.
    */
   private def decodeStrings(bytes: Array[Byte], to: OnHeapColumnVector, n: Int): Unit = {
-    val in = ByteBuffer.wrap(bytes).order(ByteOrder.nativeOrder)
-    val nulls = in.getInt()
-    var nullsRead = 0
-    def nextNull: Int = if (nullsRead < nulls) in.getInt(4 + 4 * nullsRead) else n
-    var nullRow = nextNull
-    in.position(4 + 4 * nulls)
-    val values = in.getInt() match {
-      case PassThrough.typeId => new PlainValues(in)
-      case RunLengthEncoding.typeId => new RunValues(in)
-      case DictionaryEncoding.typeId => new DictionaryValues(in)
+    val column = new CachedColumn(bytes, n)
+    val values = column.encoding match {
+      case PassThrough.typeId => new PlainValues(column.in)
+      case RunLengthEncoding.typeId => new RunValues(column.in)
+      case DictionaryEncoding.typeId => new DictionaryValues(column.in)
       case other => throw new IllegalStateException(s"sparkagg: a cached string column in encoding $other")
     }
     var row = 0
     while (row < n) {
-      if (row == nullRow) {
-        to.putNull(row)
-        nullsRead += 1
-        nullRow = nextNull
-      } else {
+      if (column.isNull(row)) to.putNull(row)
+      else {
         values.next()
         to.putByteArray(row, bytes, values.start, values.length)
+      }
+      row += 1
+    }
+  }
+
+  /**
+   * One cached column of decimals of type `t` (at most 18 digits) into `to`: the cache keeps each non-NULL
+   * value as its unscaled long, always plain (no other encoding takes such decimals); a vector keeps one of at
+   * most 9 digits as an int.
+   */
+  private def decodeDecimals(bytes: Array[Byte], to: OnHeapColumnVector, t: DecimalType, n: Int): Unit = {
+    val column = new CachedColumn(bytes, n)
+    if (column.encoding != PassThrough.typeId)
+      throw new IllegalStateException(s"sparkagg: a cached decimal column in encoding ${column.encoding}")
+    val asInt = t.precision <= Decimal.MAX_INT_DIGITS
+    var row = 0
+    while (row < n) {
+      if (column.isNull(row)) to.putNull(row)
+      else {
+        val unscaled = column.in.getLong()
+        if (asInt) to.putInt(row, unscaled.toInt) else to.putLong(row, unscaled)
       }
       row += 1
     }
