@@ -307,11 +307,12 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
   }
 
   test("a Partial node over rows from an iterator (a shuffle, a cached table's rows) pulls them") {
-    spark.table("t").repartition(3).createOrReplaceTempView("shuffled")
-    spark.table("t").where("u >= 0").cache().createOrReplaceTempView("cached")
+    val wide = spark.table("t").selectExpr("*", "CAST(m AS DECIMAL(30, 6)) AS w")
+    wide.repartition(3).createOrReplaceTempView("shuffled")
+    wide.where("u >= 0").cache().createOrReplaceTempView("cached")
     for (view <- Seq("shuffled", "cached")) {
-      // (A decimal column: the node reads no cached decimals as batches.)
-      val df = spark.sql(s"SELECT k, df_sum(l), df_max(m) FROM $view GROUP BY k")
+      // (A decimal of 30 digits: the node reads no cached decimals wider than 18 digits as batches.)
+      val df = spark.sql(s"SELECT k, df_sum(l), df_max(w) FROM $view GROUP BY k")
       df.collect()
       val partial = groupedNodes(df).find(_.mode == GroupedMode.Partial).get
       assert(!partial.supportCodegen && !partial.columnarInput, view)
