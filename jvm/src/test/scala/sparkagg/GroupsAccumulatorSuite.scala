@@ -428,6 +428,29 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
       assert(exact(norm(back(f).get(g, types(f))), norm(states(f).get(g, types(f)))), s"group $g field $f")
   }
 
+  test("BinaryColumn.of a column of bytes: over its array where the values lie end to end, else copied") {
+    // Rows "ab", NULL, "cde", "" at the given starts of one array; a NULL row's start is whatever it was.
+    def bytesAt(array: String, starts: Seq[Int], lengths: Seq[Int], nulls: Set[Int]): BytesColumn = new BytesColumn {
+      val bytes: Array[Byte] = array.getBytes
+      val numRows: Int = starts.size
+      def hasNulls: Boolean = nulls.nonEmpty
+      def isNullAt(row: Int): Boolean = nulls(row)
+      def start(row: Int): Int = starts(row)
+      def length(row: Int): Int = lengths(row)
+    }
+    def values(c: BinaryColumn) =
+      (0 until c.numRows).map(r => if (c.isNullAt(r)) None else Some(new String(c.getBinary(r))))
+    val expected = Seq(Some("ab"), None, Some("cde"), Some(""))
+    val endToEnd = bytesAt("abcde", Seq(0, 99, 2, 5), Seq(2, 7, 3, 0), Set(1))
+    val inPlace = BinaryColumn.of(endToEnd)
+    assert(values(inPlace) == expected && (inPlace.bytes eq endToEnd.bytes))
+    assert(inPlace.offsets.toSeq == Seq(0, 2, 2, 5, 5))
+    val apart = bytesAt("xcdeyab", Seq(5, 0, 1, 0), Seq(2, 1, 3, 0), Set(1))
+    val copied = BinaryColumn.of(apart)
+    assert(values(copied) == expected && !(copied.bytes eq apart.bytes))
+    assert(copied.offsets.toSeq == Seq(0, 2, 2, 5, 5) && copied.bytes.length == 5)
+  }
+
   test("hand-worked: a packed t-digest state whose list length its bytes do not hold is refused") {
     val packing = bound(ApproxMedian, DoubleType).packing.get
     // Weight-1 centroids 1.0 and 2.0: flags, max_size 100 (2 bytes), length 4 (zigzag 8, byte 3), two

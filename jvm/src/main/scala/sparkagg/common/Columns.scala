@@ -310,20 +310,43 @@ object BinaryColumn {
     new BinaryColumn(bytes, offsets, validity, n)
   }
 
-  /** `column`'s binary values end to end: the column itself when it already is a BinaryColumn. */
+  /** `column`'s binary values end to end: the column itself when it already is a BinaryColumn; another column
+   *  of bytes (a vector's: states exchanged in packets of columns) over its own array when its values already
+   *  lie end to end in it, else copied range by range; any other column value by value. */
   def of(column: Column): BinaryColumn = column match {
     case b: BinaryColumn => b
     case other =>
       val n = other.numRows
-      val values = Array.tabulate(n)(r => if (other.isNullAt(r)) Array.emptyByteArray else other.getBinary(r))
-      val offsets = values.scanLeft(0)(_ + _.length)
-      val validity = if (!other.hasNulls) null
-      else {
-        val bits = new Array[Long](Validity.words(n))
-        (0 until n).foreach(r => if (!other.isNullAt(r)) Validity.set(bits, r))
-        bits
+      val ranges = other match {
+        case b: BytesColumn => b
+        case _ => null
       }
-      new BinaryColumn(values.flatten, offsets, validity, n)
+      val values =
+        if (ranges != null) null
+        else Array.tabulate(n)(r => if (other.isNullAt(r)) Array.emptyByteArray else other.getBinary(r))
+      val validity = if (!other.hasNulls) null else new Array[Long](Validity.words(n))
+      val offsets = new Array[Int](n + 1)
+      var inPlace = ranges != null
+      var r = 0
+      while (r < n) {
+        val valid = !other.isNullAt(r)
+        if (valid && validity != null) Validity.set(validity, r)
+        inPlace &&= !valid || ranges.start(r) == offsets(r)
+        offsets(r + 1) = offsets(r) + (if (!valid) 0 else if (ranges != null) ranges.length(r) else values(r).length)
+        r += 1
+      }
+      if (inPlace) new BinaryColumn(ranges.bytes, offsets, validity, n)
+      else {
+        val bytes = new Array[Byte](offsets(n))
+        r = 0
+        while (r < n) {
+          val length = offsets(r + 1) - offsets(r)
+          if (ranges != null) System.arraycopy(ranges.bytes, ranges.start(r), bytes, offsets(r), length)
+          else System.arraycopy(values(r), 0, bytes, offsets(r), length)
+          r += 1
+        }
+        new BinaryColumn(bytes, offsets, validity, n)
+      }
   }
 }
 

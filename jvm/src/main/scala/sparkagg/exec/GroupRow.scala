@@ -238,16 +238,7 @@ private[exec] final class ColumnRows(keys: KeyRows, keyTypes: Seq[DataType], col
   private val keyNullWords = Validity.words(numKeys)
   private val keyFixed = 8 * (keyNullWords + numKeys)
   private val keyStrings = keyTypes.map(_ == StringType).toArray
-  private val longs = columns.map { case c: LongColumn => c.values; case _ => null }
-  private val doubles = columns.map { case c: DoubleColumn => c.values; case _ => null }
-  private val booleans = columns.map { case c: BooleanColumn => c.values; case _ => null }
-  private val bytes = columns.map { case c: BinaryColumn => c; case _ => null }
-  private val validity = columns.map {
-    case c: LongColumn => c.validity
-    case c: DoubleColumn => c.validity
-    case c: BooleanColumn => c.validity
-    case c: BinaryColumn => c.validity
-  }
+  private val (longs, doubles, booleans, bytes, validity) = ColumnRows.arraysOf(columns)
 
   private var g = 0
   /** The loaded group's key row ([[RowKeyMap]] keys; null for a [[LongKeyMap]]'s, read by [[nullKey]] and
@@ -336,6 +327,22 @@ private[exec] final class ColumnRows(keys: KeyRows, keyTypes: Seq[DataType], col
 }
 
 private[exec] object ColumnRows {
+  /** The arrays of columns of bigints, doubles, booleans and bytes, each column's in one of the first four (null
+   *  in the others), and every column's validity bits. */
+  def arraysOf(columns: Array[Column])
+      : (Array[Array[Long]], Array[Array[Double]], Array[Array[Boolean]], Array[BinaryColumn], Array[Array[Long]]) = (
+    columns.map { case c: LongColumn => c.values; case _ => null },
+    columns.map { case c: DoubleColumn => c.values; case _ => null },
+    columns.map { case c: BooleanColumn => c.values; case _ => null },
+    columns.map { case c: BinaryColumn => c; case _ => null },
+    columns.map {
+      case c: LongColumn => c.validity
+      case c: DoubleColumn => c.validity
+      case c: BooleanColumn => c.validity
+      case c: BinaryColumn => c.validity
+    }
+  )
+
   /** Whether a [[ColumnRows]] writes these rows: the keys a [[LongKeyMap]] kept, or a [[RowKeyMap]]'s of
    *  integer-like, boolean and string fields; columns of bigints, doubles, booleans, and strings or binaries
    *  end to end. */
@@ -346,10 +353,14 @@ private[exec] object ColumnRows {
       case k: RowKeyMap.ArenaKeys => k.numKeyFields == keyTypes.size && RowKeyMap.fieldKeyable(keyTypes)
       case _ => false
     }
-    keysWritten && columns.length == types.length && columns.zip(types).forall {
+    keysWritten && columnsWritten(columns, types)
+  }
+
+  /** Whether every column is of bigints, doubles, booleans, or strings or binaries end to end, as its type. */
+  def columnsWritten(columns: Array[Column], types: Seq[DataType]): Boolean =
+    columns.length == types.length && columns.zip(types).forall {
       case (_: LongColumn, LongType) | (_: DoubleColumn, DoubleType) | (_: BooleanColumn, BooleanType) => true
       case (_: BinaryColumn, _: StringType | BinaryType) => true
       case _ => false
     }
-  }
 }

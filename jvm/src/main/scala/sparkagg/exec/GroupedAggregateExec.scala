@@ -119,7 +119,8 @@ case class GroupedAggregateExec(
     "spillSize" -> SQLMetrics.createSizeMetric(sparkContext, "spill size"),
     "numSpills" -> SQLMetrics.createMetric(sparkContext, "number of spills"),
     "numEarlyEmits" -> SQLMetrics.createMetric(sparkContext, "number of early emits (memory)"),
-    "skippedRows" -> SQLMetrics.createMetric(sparkContext, "rows passed on as states (partial aggregation skipped)")
+    "skippedRows" -> SQLMetrics.createMetric(sparkContext, "rows passed on as states (partial aggregation skipped)"),
+    "columnPackets" -> SQLMetrics.createMetric(sparkContext, "packets of states in columns read")
   )
 
   /** Whether the input arrives sorted by the group keys, so groups can be emitted as the keys change. */
@@ -161,10 +162,10 @@ case class GroupedAggregateExec(
     val aggregate = taskAggregation()
     if (columnarInput) CachedColumns.batches(child).mapPartitions(batches => aggregate(GroupedInput.Batches(batches)))
     else {
-      val numFields = inputAttributes.size
+      val types = inputAttributes.map(_.dataType)
       val packed = unpacks.isDefined
       child.execute().mapPartitions(rows =>
-        aggregate(GroupedInput.Rows(if (packed) StatePackets.unpack(rows, numFields) else rows)))
+        aggregate(if (packed) GroupedInput.Packets(new PacketReader(rows, types)) else GroupedInput.Rows(rows)))
     }
   }
 

@@ -23,6 +23,8 @@ private[exec] sealed trait GroupedInput
 private[exec] object GroupedInput {
   final case class Rows(rows: Iterator[InternalRow]) extends GroupedInput
   final case class Batches(batches: Iterator[ColumnarBatch]) extends GroupedInput
+  /** A merging node's packets: rows and batches in turn. */
+  final case class Packets(packets: PacketReader) extends GroupedInput
   /** Rows pushed one at a time by the generated code of a whole stage ([[GroupedAggregation.push]]). */
   case object Pushed extends GroupedInput
 }
@@ -81,13 +83,16 @@ private[exec] final class GroupedAggregation(
   // A columnar child's batches are read in place when every argument is a plain column; else as rows.
   private var batches: Iterator[ColumnarBatch] = source match {
     case GroupedInput.Batches(columnar) if setup.inPlace => columnar
+    case GroupedInput.Packets(packets) if setup.inPlace => packets.batches
     case _ => null
   }
   private var input: Iterator[InternalRow] = source match {
     case GroupedInput.Rows(rows) => rows
     case GroupedInput.Batches(columnar) if batches == null => columnar.flatMap(_.rowIterator().asScala)
+    case GroupedInput.Packets(packets) => if (batches == null) packets.allRows else packets.rows
     case _ => Iterator.empty
   }
+  private val packets = source.isInstanceOf[GroupedInput.Packets]
   private var groups = setup.newGroupMap()
   private var accumulators = newAccumulators()
   private var sorted = setup.sortedInput
@@ -118,8 +123,9 @@ private[exec] final class GroupedAggregation(
 
   /** Reads one batch and returns what it lets go of; at the end of the input, the rest. */
   private def step(): Iterator[InternalRow] = timed {
-    if (batches != null && batches.hasNext) consumeBatch(readColumnar(batches.next()))
-    else if (input.hasNext) consumeBatch(readRows())
+    // Rows first: packets give rows and batches in turn, and rows end where a batch is next.
+    if (input.hasNext) consumeBatch(readRows())
+    else if (batches != null && batches.hasNext) consumeBatch(readColumnar(batches.next()))
     else if (spilled != null) { mergeSpilled(); Iterator.empty }
     else { finished = true; emit(EmitTo.All) }
   }
@@ -231,6 +237,7 @@ private[exec] final class GroupedAggregation(
 
   /** A columnar batch: its rows' groups; its vectors are the columns. */
   private def readColumnar(b: ColumnarBatch): (Array[Column], Int) = {
+    if (packets) metrics("columnPackets") += 1
     val n = b.numRows
     if (groupIndices.length < n) groupIndices = new Array[Int](n)
     groups.stageBatch(b, groupIndices)

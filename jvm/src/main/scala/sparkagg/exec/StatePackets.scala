@@ -11,8 +11,10 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.hash.Murmur3_x86_32
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
+import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 import sparkagg.api.Column
-import sparkagg.common.{DoubleColumn, LongColumn, Validity}
+import sparkagg.common.{BinaryColumn, BooleanColumn, Validity}
 
 /**
  * The states a Partial (or PartialMerge) node hands a merging node across the shuffle by the keys, in packets:
@@ -130,33 +132,6 @@ object StatePackets {
           }
       }
   }
-
-  /** A merging node's input rows: each packet's rows, read in place (one row object, pointed at each in turn). */
-  def unpack(packets: Iterator[InternalRow], numFields: Int): Iterator[InternalRow] = new Iterator[InternalRow] {
-    private val row = new UnsafeRow(numFields)
-    private var base: AnyRef = _
-    private var at = 0L
-    private var end = 0L
-
-    def hasNext: Boolean = {
-      while (at == end && packets.hasNext) {
-        val packet = packets.next().asInstanceOf[UnsafeRow]
-        val offsetAndSize = packet.getLong(1)
-        base = packet.getBaseObject
-        at = packet.getBaseOffset + (offsetAndSize >>> 32)
-        end = at + offsetAndSize.toInt
-      }
-      at < end
-    }
-
-    def next(): InternalRow = {
-      if (!hasNext) throw new NoSuchElementException("no more rows in the packets")
-      val size = Platform.getLong(base, at).toInt
-      row.pointTo(base, at + 8, size)
-      at += 8 + size
-      row
-    }
-  }
 }
 
 /**
@@ -214,6 +189,11 @@ private[exec] final class PacketWriter(packing: StatePackets) {
         packing.keys.map { case a: Attribute => a.exprId; case _ => null } == keyFields.map(_.exprId)
       case _ => packing.keys.flatMap(_.references).forall(r => keyFields.exists(_.exprId == r.exprId))
     }
+    keys match {
+      case k: LongKeyMap.Keys if keyWidth != 0 && PacketColumns.writes(columns, types) =>
+        return Some(new ColumnPackets(k, columns, groups, last, done))
+      case _ =>
+    }
     if (!partitioned || !ColumnRows.writes(keys, keyTypes, columns, types)) None
     else Some(
       new Packing(last) {
@@ -241,7 +221,7 @@ private[exec] final class PacketWriter(packing: StatePackets) {
   private abstract class Packing(last: Boolean) extends Iterator[InternalRow] {
     /** Whether a row is left to add. */
     protected def more: Boolean
-    /** Adds the next row; the packet that was full before it, or null. */
+    /** Adds the next row (or group of rows); the packet that left for it, or null. */
     protected def addNext(): InternalRow
 
     private var ready: InternalRow = null
@@ -299,17 +279,98 @@ private[exec] final class PacketWriter(packing: StatePackets) {
   private def leave(p: Int): InternalRow = {
     val bytes = packets(p)
     if (bytes == null) return null
+    packets(p) = null
+    sent(bytes, p, used(p))
+  }
+
+  /** The first `size` bytes of `bytes`, a packet for partition p, as a row `(route, states)`, its header written. */
+  private def sent(bytes: Array[Byte], p: Int, size: Int): InternalRow = {
     spare = leftLast
     leftLast = bytes
-    val size = used(p)
     val at = Platform.BYTE_ARRAY_OFFSET
     Platform.putLong(bytes, at, 0L)
     Platform.putLong(bytes, at + 8, routes(p) & 0xffffffffL)
     Platform.putLong(bytes, at + 16, (StatePackets.Header.toLong << 32) | (size - StatePackets.Header))
-    packets(p) = null
     val packet = new UnsafeRow(2)
     packet.pointTo(bytes, at, size)
     packet
+  }
+
+  /** `body(from, until)` over 0 until `total` in steps. */
+  private def forSteps(total: Int)(body: (Int, Int) => Unit): Unit = {
+    var from = 0
+    while (from < total) { val until = math.min(total, from + 4096); body(from, until); from = until }
+  }
+
+  /** The partitions of groups `from until until` into `partitionOf`, each counted at `counts(p + 1)`. */
+  private def partitions(keys: LongKeyMap.Keys, partitionOf: Array[Int], counts: Array[Int], from: Int,
+      until: Int): Unit = {
+    var g = from
+    while (g < until) {
+      val p = PacketWriter.partitionOfKey(g == keys.nullGroup, keys.values(g), keyWidth, modulus)
+      partitionOf(g) = p
+      counts(p + 1) += 1
+      g += 1
+    }
+  }
+
+  /** Groups `from until until` at their places in `order`: group g at `next(partition)`, which moves on. */
+  private def place(partitionOf: Array[Int], next: Array[Int], order: Array[Int], from: Int, until: Int): Unit = {
+    var g = from
+    while (g < until) {
+      val p = partitionOf(g)
+      order(next(p)) = g
+      next(p) += 1
+      g += 1
+    }
+  }
+
+  /**
+   * The packets of `groups` groups of a [[LongKeyMap]] with the states in `columns`, in columns
+   * ([[PacketColumns]]): the groups are ordered by partition, and each partition's are cut into packets of at
+   * most `limit` bytes, written column by column. After the last group, `done`; after the last rows (`last`),
+   * the row packets still held leave too.
+   */
+  private final class ColumnPackets(keys: LongKeyMap.Keys, columns: Array[Column], groups: Int, last: Boolean,
+      done: () => Unit)
+    extends Packing(last) {
+    private val layout = new PacketColumns(columns)
+    // The groups in partition order: partition p's are order(ends(p - 1) until ends(p)).
+    private val order = new Array[Int](groups)
+    private val ends = new Array[Int](n)
+    locally {
+      val partitionOf = new Array[Int](groups)
+      val counts = new Array[Int](n + 1)
+      // In steps of a few thousand groups: a loop of a method (or constructor) called once per emission ran
+      // interpreted, the JIT not compiling it on the stack in time (a quarter of the samples at 1M groups).
+      forSteps(groups)(partitions(keys, partitionOf, counts, _, _))
+      var p = 0
+      while (p < n) { counts(p + 1) += counts(p); p += 1 }
+      System.arraycopy(counts, 1, ends, 0, n)
+      forSteps(groups)(place(partitionOf, counts, order, _, _))
+    }
+    private var p = 0
+    private var at = 0
+    private var released = false
+
+    protected def more: Boolean = {
+      while (p < n && at == ends(p)) p += 1
+      p < n || {
+        if (!released) { done(); released = true }
+        false
+      }
+    }
+
+    /** The next packet of partition p's groups: as many as fit. */
+    protected def addNext(): InternalRow = {
+      val count = layout.fit(order, at, ends(p), limit - StatePackets.Header)
+      val size = StatePackets.Header + layout.size(order, at, count)
+      // Whole packets' arrays, whatever this one needs: the spare one then always fits.
+      val bytes = room(math.max(size, limit))
+      layout.write(keys, order, at, count, bytes, Platform.BYTE_ARRAY_OFFSET + StatePackets.Header)
+      at += count
+      sent(bytes, p, size)
+    }
   }
 }
 
@@ -415,5 +476,299 @@ private[exec] object PacketWriter {
   private def hashesAsInt(t: DataType): Boolean = t match {
     case IntegerType | DateType | _: YearMonthIntervalType => true
     case _ => false
+  }
+}
+
+/**
+ * A packet of one integer-like key and bigint, double, boolean, string or binary states in columns, as
+ * [[PacketWriter]] writes a [[LongKeyMap]]'s groups: 8 bytes of -1 (a packet of rows starts with a row's size,
+ * never negative), the number of groups, then each field in order, key first: its validity bits (a word per 64
+ * groups, a bit set for a value), then its values: the key as a long each, bigints and doubles 8 bytes each,
+ * booleans a byte each, strings and binaries their lengths (4 bytes each) and then their bytes end to end;
+ * each part padded to 8 bytes. The merging side decodes a packet into vectors ([[PacketReader]]) and reads them
+ * as it reads a scan's batch.
+ *
+ * Why: a row per group spends a null word, a word per field and a padded tail on each group; for an ordered
+ * first_value of short strings by a bigint key that is 56 bytes a group against 25 here, and the shuffle
+ * compresses, checksums and writes every byte. The merging side then reads columns, without gathering rows.
+ */
+private[exec] final class PacketColumns(columns: Array[Column]) {
+  private val numColumns = columns.length
+  private val (longs, doubles, booleans, bytes, validity) = ColumnRows.arraysOf(columns)
+  // Bytes of a group in every field but the strings' and binaries' own bytes.
+  private val fixed = 8 + columns.map { case _: BooleanColumn => 1; case _: BinaryColumn => 4; case _ => 8 }.sum
+
+  private def bound(count: Int, variable: Long): Long =
+    16L + 8L * (1 + numColumns) * Validity.words(count) + count.toLong * fixed + variable + 16L * numColumns
+
+  /** How many of the groups order(from until end), at least one, fit in `room` bytes. */
+  def fit(order: Array[Int], from: Int, end: Int, room: Int): Int = {
+    var count = 0
+    var variable = 0L
+    var fits = true
+    while (fits && from + count < end) {
+      val g = order(from + count)
+      var more = 0L
+      var c = 0
+      while (c < numColumns) {
+        if (bytes(c) != null && Validity.isValid(validity(c), g)) more += bytes(c).length(g)
+        c += 1
+      }
+      if (count > 0 && bound(count + 1, variable + more) > room) fits = false
+      else { count += 1; variable += more }
+    }
+    count
+  }
+
+  /** The bytes of the packet of the `count` groups order(from until from + count). */
+  def size(order: Array[Int], from: Int, count: Int): Int = {
+    val words = 8L * Validity.words(count)
+    var total = 16L + words + 8L * count
+    var c = 0
+    while (c < numColumns) {
+      total += words + (
+        if (booleans(c) != null) PacketColumns.padded(count)
+        else if (bytes(c) != null)
+          PacketColumns.padded(4L * count) + PacketColumns.padded(columnBytes(c, order, from, count))
+        else 8L * count)
+      c += 1
+    }
+    if (total > Int.MaxValue - 64) throw new IllegalStateException(s"sparkagg: a packet of $total bytes")
+    total.toInt
+  }
+
+  private def columnBytes(c: Int, order: Array[Int], from: Int, count: Int): Long = {
+    var total = 0L
+    var i = from
+    while (i < from + count) {
+      val g = order(i)
+      if (Validity.isValid(validity(c), g)) total += bytes(c).length(g)
+      i += 1
+    }
+    total
+  }
+
+  /** Writes the packet of the groups order(from until from + count) at `at` of `to`, keys from `keys`. */
+  def write(keys: LongKeyMap.Keys, order: Array[Int], from: Int, count: Int, to: Array[Byte], at: Long): Unit = {
+    Platform.putLong(to, at, -1L)
+    Platform.putLong(to, at + 8, count.toLong)
+    var pos = at + 16
+    pos = writeValidity(to, pos, order, from, count, g => g != keys.nullGroup)
+    var i = 0
+    while (i < count) {
+      val g = order(from + i)
+      Platform.putLong(to, pos + 8L * i, if (g == keys.nullGroup) 0L else keys.values(g))
+      i += 1
+    }
+    pos += 8L * count
+    var c = 0
+    while (c < numColumns) {
+      val valid = validity(c)
+      pos = writeValidity(to, pos, order, from, count, g => Validity.isValid(valid, g))
+      pos = writeValues(c, to, pos, order, from, count)
+      c += 1
+    }
+  }
+
+  private def writeValidity(to: Array[Byte], at: Long, order: Array[Int], from: Int, count: Int,
+      valid: Int => Boolean): Long = {
+    var word = 0L
+    var i = 0
+    while (i < count) {
+      if (valid(order(from + i))) word |= 1L << i
+      if ((i & 63) == 63 || i == count - 1) {
+        Platform.putLong(to, at + 8L * (i >> 6), word)
+        word = 0L
+      }
+      i += 1
+    }
+    at + 8L * Validity.words(count)
+  }
+
+  private def writeValues(c: Int, to: Array[Byte], at: Long, order: Array[Int], from: Int, count: Int): Long = {
+    val valid = validity(c)
+    var i = 0
+    if (longs(c) != null || doubles(c) != null) {
+      val (bigints, floats) = (longs(c), doubles(c))
+      while (i < count) {
+        val g = order(from + i)
+        val word =
+          if (!Validity.isValid(valid, g)) 0L
+          else if (bigints != null) bigints(g)
+          else java.lang.Double.doubleToRawLongBits(floats(g))
+        Platform.putLong(to, at + 8L * i, word)
+        i += 1
+      }
+      at + 8L * count
+    } else if (booleans(c) != null) {
+      val values = booleans(c)
+      while (i < count) {
+        val g = order(from + i)
+        Platform.putBoolean(to, at + i, Validity.isValid(valid, g) && values(g))
+        i += 1
+      }
+      at + PacketColumns.padded(count)
+    } else {
+      val column = bytes(c)
+      var tail = at + PacketColumns.padded(4L * count)
+      while (i < count) {
+        val g = order(from + i)
+        val length = if (Validity.isValid(valid, g)) column.length(g) else 0
+        Platform.putInt(to, at + 4L * i, length)
+        Platform.copyMemory(column.bytes, Platform.BYTE_ARRAY_OFFSET + column.start(g), to, tail, length)
+        tail += length
+        i += 1
+      }
+      at + PacketColumns.padded(tail - at)
+    }
+  }
+}
+
+private[exec] object PacketColumns {
+  /** The first long of a packet of columns. */
+  val Marker = -1L
+
+  def padded(n: Long): Long = (n + 7) & ~7L
+
+  /** Whether the states `columns` of `types` go into a packet of columns: as into a row ([[ColumnRows]]). */
+  def writes(columns: Array[Column], types: Seq[DataType]): Boolean = ColumnRows.columnsWritten(columns, types)
+
+  /** Whether a packet's states, from `at` of `base`, are in columns. */
+  def inColumns(base: AnyRef, at: Long): Boolean = Platform.getLong(base, at) == Marker
+
+  /**
+   * A packet of columns, from `at` of `base`, into `vectors` (one per field, of the fields' types; reset
+   * first); the number of groups. The key, written as a long, is put as the vector's type holds it.
+   */
+  def read(base: AnyRef, at: Long, vectors: Array[OnHeapColumnVector]): Int = {
+    val count = Platform.getLong(base, at + 8).toInt
+    val words = 8L * Validity.words(count)
+    var pos = at + 16
+    var f = 0
+    while (f < vectors.length) {
+      val vector = vectors(f)
+      val validity = pos
+      pos += words
+      def isNull(i: Int): Boolean = (Platform.getLong(base, validity + 8L * (i >> 6)) & (1L << i)) == 0
+      var i = 0
+      vector.dataType match {
+        case BooleanType =>
+          while (i < count) {
+            if (isNull(i)) vector.putNull(i) else vector.putBoolean(i, Platform.getBoolean(base, pos + i))
+            i += 1
+          }
+          pos += padded(count)
+        case _: StringType | BinaryType =>
+          val bytes = base match {
+            case b: Array[Byte] => b
+            case other => throw new IllegalStateException(s"sparkagg: a packet in a ${other.getClass}")
+          }
+          var tail = pos + padded(4L * count)
+          while (i < count) {
+            val length = Platform.getInt(base, pos + 4L * i)
+            if (isNull(i)) vector.putNull(i)
+            else {
+              val start = vector.arrayData().appendBytes(length, bytes, (tail - Platform.BYTE_ARRAY_OFFSET).toInt)
+              vector.putArray(i, start, length)
+            }
+            tail += length
+            i += 1
+          }
+          pos += padded(tail - pos)
+        case DoubleType =>
+          while (i < count) {
+            if (isNull(i)) vector.putNull(i) else vector.putDouble(i, Platform.getDouble(base, pos + 8L * i))
+            i += 1
+          }
+          pos += 8L * count
+        case t if t.defaultSize == 8 =>
+          while (i < count) {
+            if (isNull(i)) vector.putNull(i) else vector.putLong(i, Platform.getLong(base, pos + 8L * i))
+            i += 1
+          }
+          pos += 8L * count
+        case _ =>
+          while (i < count) {
+            if (isNull(i)) vector.putNull(i) else vector.putInt(i, Platform.getLong(base, pos + 8L * i).toInt)
+            i += 1
+          }
+          pos += 8L * count
+      }
+      f += 1
+    }
+    count
+  }
+}
+
+/**
+ * A merging task's packets ([[StatePackets]]) as its input: the rows of packets of rows, read in place (one row
+ * object, pointed at each in turn), and the batches of packets of columns ([[PacketColumns]]), decoded into
+ * vectors that are reused from one packet to the next. The two are read in turn, packet by packet: `rows` has
+ * none left once the next packet is one of columns, which `batches` then gives, and the other way round.
+ */
+private[exec] final class PacketReader(packets: Iterator[InternalRow], types: Seq[DataType]) {
+  private val row = new UnsafeRow(types.size)
+  private var base: AnyRef = _
+  private var at = 0L
+  private var end = 0L
+  private var columns: UnsafeRow = null
+  private var vectors: Array[OnHeapColumnVector] = Array.empty
+  private var capacity = 0
+
+  /** Pulls packets while the last one is read and no packet of columns waits. */
+  private def advance(): Unit =
+    while (at == end && columns == null && packets.hasNext) {
+      val packet = packets.next().asInstanceOf[UnsafeRow]
+      val offsetAndSize = packet.getLong(1)
+      val start = packet.getBaseOffset + (offsetAndSize >>> 32)
+      if (PacketColumns.inColumns(packet.getBaseObject, start)) columns = packet
+      else {
+        base = packet.getBaseObject
+        at = start
+        end = at + offsetAndSize.toInt
+      }
+    }
+
+  val rows: Iterator[InternalRow] = new Iterator[InternalRow] {
+    def hasNext: Boolean = { advance(); at < end }
+
+    def next(): InternalRow = {
+      if (!hasNext) throw new NoSuchElementException("no more rows in the packets")
+      val size = Platform.getLong(base, at).toInt
+      row.pointTo(base, at + 8, size)
+      at += 8 + size
+      row
+    }
+  }
+
+  val batches: Iterator[ColumnarBatch] = new Iterator[ColumnarBatch] {
+    def hasNext: Boolean = { advance(); columns != null }
+
+    def next(): ColumnarBatch = {
+      if (!hasNext) throw new NoSuchElementException("no more packets of columns")
+      val start = columns.getBaseOffset + (columns.getLong(1) >>> 32)
+      val count = Platform.getLong(columns.getBaseObject, start + 8).toInt
+      if (count > capacity) {
+        vectors.foreach(_.close())
+        capacity = math.max(count, 2 * capacity)
+        vectors = types.map(new OnHeapColumnVector(capacity, _)).toArray
+      } else vectors.foreach(_.reset())
+      PacketColumns.read(columns.getBaseObject, start, vectors)
+      columns = null
+      new ColumnarBatch(vectors.toArray[ColumnVector], count)
+    }
+  }
+
+  /** Every packet's rows, those of packets of columns too: for a task that reads no batch. */
+  def allRows: Iterator[InternalRow] = new Iterator[InternalRow] {
+    private var batchRows: java.util.Iterator[InternalRow] = java.util.Collections.emptyIterator()
+    def hasNext: Boolean = batchRows.hasNext || rows.hasNext || (batches.hasNext && {
+      batchRows = batches.next().rowIterator()
+      hasNext
+    })
+    def next(): InternalRow = {
+      if (!hasNext) throw new NoSuchElementException("no more rows in the packets")
+      if (batchRows.hasNext) batchRows.next() else rows.next()
+    }
   }
 }

@@ -11,11 +11,13 @@ import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.api.EmitTo
 import sparkagg.LocalSpark
-import sparkagg.testing.Sweep
+import sparkagg.compat.CollectionConverters._
+import sparkagg.testing.{SparkFeatures, Sweep}
 
 /** The states crossing the shuffle in packets ([[StatePackets]]): the same rows as a row per group, every
  *  group in the partition Spark's hash partitioning gives its key, under adaptive execution and without. */
 class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelper {
+  import StatePacketsSuite._
 
   private def nodes(df: DataFrame): Seq[GroupedAggregateExec] =
     collect(df.queryExecution.executedPlan) { case g: GroupedAggregateExec => g }
@@ -130,18 +132,18 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
         }
         project(InternalRow.fromSeq(keyValue +: states))
       }
-      def bytes(packets: Iterator[InternalRow]): Seq[Seq[Byte]] =
-        packets.map(_.asInstanceOf[UnsafeRow].getBytes.toSeq).toSeq
-      val projected = bytes(new PacketWriter(packing).pack(rows, last = true))
+      val types = unpacked.map(_.dataType)
+      val projected = contents(new PacketWriter(packing).pack(rows, last = true), types)
       var done = 0
       val written = new PacketWriter(packing)
         .pack(new LongKeyMap.Keys(keyValues, nullGroup, keyType, width), columns, stateTypes, groups, last = true) {
           () => done += 1
         }
       assert(written.isDefined, label)
-      assert(bytes(written.get) == projected, label)
+      // Packets of columns: each group in the partition its row went to, with the same values.
+      assert(counted(contents(written.get, types)) == counted(projected), label)
       assert(done == 1, label)
-      assert(projected.nonEmpty == (groups > 0), label)
+      assert(projected.size == groups, label)
     }
   }
 
@@ -231,7 +233,7 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
         project(InternalRow.fromSeq(keyValues(g) ++ states))
       }
       def bytes(packets: Iterator[InternalRow]): Seq[Seq[Byte]] =
-        packets.map(_.asInstanceOf[UnsafeRow].getBytes.toSeq).toSeq
+        packets.map(_.asInstanceOf[UnsafeRow].getBytes.toVector).toSeq
       val projected = bytes(new PacketWriter(packing).pack(rows, last = true))
       var done = 0
       val written = new PacketWriter(packing).pack(map.emit(EmitTo.All), columns, stateTypes, groups, last = true) {
@@ -266,7 +268,7 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     val project = UnsafeProjection.create(unpacked.map(_.dataType).toArray)
     def row(g: Int) = project(InternalRow(keyValues(g), if (valid(0)(g)) UTF8String.fromBytes(strings(g)) else null,
         if (valid(1)(g)) longs(g) else null))
-    val expected = (0 until groups).map(g => keyValues(g) -> row(g).getBytes.toSeq).toMap
+    val expected = (0 until groups).map(g => keyValues(g) -> row(g).getBytes.toVector).toMap
     for (n <- Seq(1, 2); fromColumns <- Seq(false, true)) {
       val label = s"$n partitions, ${if (fromColumns) "from columns" else "from rows"}"
       val packing = StatePackets(Seq(key), n, unpacked, AttributeReference("route", IntegerType)(),
@@ -281,13 +283,52 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
       val arrays = scala.collection.mutable.ArrayBuffer[AnyRef]()
       val read = packets.flatMap { packet =>
         arrays += packet.asInstanceOf[UnsafeRow].getBaseObject
-        StatePackets.unpack(Iterator(packet), unpacked.size).map { r =>
-          r.getLong(0) -> r.asInstanceOf[UnsafeRow].getBytes.toSeq
+        val reproject = UnsafeProjection.create(unpacked.map(_.dataType).toArray)
+        new PacketReader(Iterator(packet), unpacked.map(_.dataType)).allRows.map { r =>
+          r.getLong(0) -> reproject(r).getBytes.toVector
         }
       }.toMap
       assert(read == expected, label)
       assert(arrays.size >= 4 && arrays.toSet.size < arrays.size, s"$label: ${arrays.size} packets")
     }
+  }
+
+  test("packets of rows and of columns read in turn, rows first: every row of each, none twice") {
+    val key = AttributeReference("key", LongType)()
+    val unpacked = Seq(key, AttributeReference("s", StringType)(), AttributeReference("b", BooleanType)())
+    val types = unpacked.map(_.dataType)
+    val packing = StatePackets(Seq(key), 3, unpacked, AttributeReference("route", IntegerType)(),
+      AttributeReference("states", BinaryType)())
+    val project = UnsafeProjection.create(types.toArray)
+    def rowOf(g: Long) = project(InternalRow(g, UTF8String.fromString(s"v$g"), g % 2 == 0))
+    def columnsOf(from: Int, groups: Int): Array[sparkagg.api.Column] = {
+      val held = (from until from + groups).map(g => s"v$g".getBytes)
+      Array(
+        new sparkagg.common.BinaryColumn(held.flatten.toArray, held.scanLeft(0)(_ + _.length).toArray, null, groups),
+        new sparkagg.common.BooleanColumn(Array.tabulate(groups)(g => (from + g) % 2 == 0), null, groups)
+      )
+    }
+    // As an emission of rows (a pass-on), then one of a LongKeyMap's columns, then rows again, by one writer.
+    val writer = new PacketWriter(packing)
+    def copies(packets: Iterator[InternalRow]) = packets.map(_.copy()).toList
+    val packets = copies(writer.pack((0L until 500L).iterator.map(rowOf), last = false)) ++
+      copies(writer.pack(new LongKeyMap.Keys(Array.tabulate(700)(500L + _), -1, LongType, 8), columnsOf(500, 700),
+          types.tail, 700, last = false)(() => ()).get) ++
+      copies(writer.pack((1200L until 1300L).iterator.map(rowOf), last = true))
+    val reader = new PacketReader(packets.iterator, types)
+    val read = scala.collection.mutable.ArrayBuffer[Seq[Any]]()
+    def values(r: InternalRow) = Seq(r.getLong(0), r.getUTF8String(1).toString, r.getBoolean(2))
+    var batches = 0
+    var more = true
+    while (more) {
+      if (reader.rows.hasNext) read += values(reader.rows.next())
+      else if (reader.batches.hasNext) {
+        batches += 1
+        reader.batches.next().rowIterator().asScala.foreach(r => read += values(r))
+      } else more = false
+    }
+    assert(batches == 3, "the columns' groups in a packet per partition")
+    assert(read.sortBy(_.head.asInstanceOf[Long]) == (0L until 1300L).map(g => Seq(g, s"v$g", g % 2 == 0)))
   }
 
   test("packets are not written from columns when a state's column is not of its type, or the key not first") {
@@ -322,6 +363,24 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
         val (packed, plain, unpacking, plainUnpacking) = bothWays(sql)
         assert(packed.nonEmpty && packed == plain)
         assert(unpacking == 1 && plainUnpacking == 0)
+      }
+    }
+  }
+
+  for (adaptive <- Seq(true, false); partitions <- Seq(1, 3, 200); keys <- Seq("k", "n", "d")) {
+    test(s"packets of columns: packed and plain agree, GROUP BY $keys, $partitions partitions, adaptive $adaptive") {
+      withConf("spark.sql.adaptive.enabled" -> adaptive.toString,
+        "spark.sql.shuffle.partitions" -> partitions.toString) {
+        // States of bigints, doubles, booleans and strings only, by one integer-like key: packets of columns.
+        val ordered = if (SparkFeatures.withinGroup) ", df_first_value(s) WITHIN GROUP (ORDER BY x DESC)" else ""
+        val sql = s"SELECT $keys, df_sum(x), df_count(n), df_max(s), df_avg(n), df_bool_or(x > 5000), " +
+          s"df_max_by(s, x)$ordered FROM t GROUP BY $keys ORDER BY $keys"
+        val (packed, plain, unpacking, plainUnpacking) = bothWays(sql)
+        assert(packed.nonEmpty && packed == plain)
+        assert(unpacking == 1 && plainUnpacking == 0)
+        val df = spark.sql(sql)
+        df.collect()
+        assert(GroupedAggregateExec.metricsOf(df).get("final columnPackets") > 0)
       }
     }
   }
@@ -370,4 +429,17 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     assert(packed == plain && unpacking == 1)
     assert(packed.map(_.getInt(1)).sum > 2 * (16 << 20) / spark.conf.get("spark.sql.shuffle.partitions").toInt)
   }
+}
+
+private object StatePacketsSuite {
+  /** Each packet's route with the bytes of each of its rows, read as a merging task reads them. */
+  def contents(packets: Iterator[InternalRow], types: Seq[DataType]): Seq[(Int, Seq[Byte])] = {
+    val project = UnsafeProjection.create(types.toArray)
+    packets.flatMap { packet =>
+      val route = packet.getInt(0)
+      new PacketReader(Iterator(packet), types).allRows.map(r => route -> project(r).getBytes.toVector).toList
+    }.toSeq
+  }
+
+  def counted[T](items: Seq[T]): Map[T, Int] = items.groupBy(identity).map { case (k, v) => k -> v.size }
 }
