@@ -3,6 +3,8 @@ PYTHON3 ?= python3
 VENV    := .venv
 PY      := $(VENV)/bin/python
 SBT     := ./build/sbt
+# Each step of `make test` runs under build/timed, which records its seconds for the table the run ends with.
+TIMED   := build/timed
 
 # The Spark minors, each with the pyspark release its JAR is compiled and tested against. The newest is
 # the default: its pyspark is in .venv, its sbt project is `root`; the others are spark35, spark40, ...
@@ -16,7 +18,8 @@ artifact_of   = sparkagg-spark$(1)_$(call scala_of,$(1))
 project_of    = $(if $(filter $(DEFAULT),$(1)),root,spark$(subst .,,$(1)))
 JAR          := target/jars/$(call artifact_of,$(DEFAULT)).jar
 
-.PHONY: all venv venvs jar jars lint test test-scala test-python test-versions demo bench bench-deps wheel fuzz clean
+.PHONY: all venv venvs sbt-ready jar jars lint test test-run test-jvm test-py check check-jvm check-py test-long \
+        test-scala test-python test-versions demo bench bench-deps wheel fuzz clean
 
 all: jar
 
@@ -24,9 +27,9 @@ all: jar
 # package, test tools.
 venv: $(VENV)/.installed
 $(VENV)/.installed: python/pyproject.toml $(LINES)
-	$(PYTHON3) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q 'pyspark[connect]==$(call pyspark_of,$(DEFAULT))' -e 'python[test]'
+	$(TIMED) "venv .venv (Spark $(DEFAULT))" sh -ec '$(PYTHON3) -m venv $(VENV); \
+	  $(PY) -m pip install -q --upgrade pip; \
+	  $(PY) -m pip install -q "pyspark[connect]==$(call pyspark_of,$(DEFAULT))" -e "python[test]"'
 	touch $@
 
 # One environment per other Spark minor, .venvs/spark-<minor>: its pyspark (the jars its JAR compiles
@@ -34,81 +37,149 @@ $(VENV)/.installed: python/pyproject.toml $(LINES)
 # own copy of the sources: setuptools builds in the source tree, and `make test` sets up every venv at once.
 venvs: $(foreach m,$(OTHERS),.venvs/spark-$(m)/.installed)
 .venvs/spark-%/.installed: python/pyproject.toml $(LINES)
-	$(PYTHON3) -m venv .venvs/spark-$*
-	.venvs/spark-$*/bin/python -m pip install -q --upgrade pip
-	rm -rf .venvs/spark-$*/package && mkdir .venvs/spark-$*/package
-	cp -r python/pyproject.toml python/README.md python/sparkagg .venvs/spark-$*/package/
-	.venvs/spark-$*/bin/python -m pip install -q 'pyspark==$(call pyspark_of,$*)' './.venvs/spark-$*/package[test]'
+	$(TIMED) "venv .venvs/spark-$*" sh -ec '$(PYTHON3) -m venv .venvs/spark-$*; \
+	  .venvs/spark-$*/bin/python -m pip install -q --upgrade pip; \
+	  rm -rf .venvs/spark-$*/package && mkdir .venvs/spark-$*/package; \
+	  cp -r python/pyproject.toml python/README.md python/sparkagg .venvs/spark-$*/package/; \
+	  .venvs/spark-$*/bin/python -m pip install -q "pyspark==$(call pyspark_of,$*)" "./.venvs/spark-$*/package[test]"'
 	touch $@
 
+# sbt itself, its plugins and every project's libraries (Scala compilers, ScalaTest), fetched while the
+# venvs download: none of it needs Spark's jars, which come with the venvs.
+PROJECTS  := $(foreach m,$(MINORS),$(call project_of,$(m)))
+SBT_READY := target/.sbt-ready
+sbt-ready: $(SBT_READY)
+$(SBT_READY): build.sbt project/build.properties project/plugins.sbt
+	$(TIMED) "sbt: launcher, plugins, libraries" $(SBT) $(foreach p,$(PROJECTS),$(p)/update)
+	mkdir -p $(@D) && touch $@
+
 # The JAR users ship for the default Spark (sparkagg classes only), the test JAR (user-defined accumulator
-# examples), and the JAR published to the local Maven repository for
-# `--packages io.github.sparkagg:sparkagg-spark4.3_2.13:0.1.0`. `make jars` does the same for every minor.
-# Both are files with their sources as prerequisites, so an up-to-date build costs no sbt start.
+# examples), and the JAR published to the local Maven repository (under Java's user.home, which is the
+# account's home folder, whatever $HOME says) for `--packages io.github.sparkagg:sparkagg-spark4.3_2.13:0.1.0`.
+# `make jars` does the same for every minor. Both are files with their sources as prerequisites, so an
+# up-to-date build costs no sbt start. sbt's `all` builds the projects side by side, one per core.
 SOURCES      := build.sbt $(LINES) $(shell find jvm/src project -type f -not -path '*/target/*' -not -path 'project/project/*')
 EVERY_MINOR  := target/jars/.every-minor
 jar: $(JAR)
 $(JAR): $(SOURCES) $(VENV)/.installed
-	$(SBT) package Test/package publishM2
+	$(TIMED) "JAR of Spark $(DEFAULT)" $(SBT) package Test/package publishM2
 	touch $@
 
 jars: $(EVERY_MINOR)
 $(EVERY_MINOR): $(SOURCES) $(VENV)/.installed $(foreach m,$(OTHERS),.venvs/spark-$(m)/.installed)
-	$(SBT) $(foreach m,$(MINORS),$(call project_of,$(m))/package $(call project_of,$(m))/Test/package \
-	  $(call project_of,$(m))/publishM2)
-	touch $@
-
-# The default JIT: C1 alone (-XX:TieredStopAtLevel=1) made five suites slower, 8:19 against 4:34.
-test-scala: venv
-	$(SBT) test
+	$(TIMED) "JARs of every minor" $(SBT) "all $(foreach p,$(PROJECTS),$(p)/package $(p)/Test/package)" \
+	  "all $(foreach p,$(PROJECTS),$(p)/publishM2)"
+	touch $(JAR) $@
 
 # The bench extra (matplotlib) draws bench/results/bench.png; tests check the plot script on small data.
 bench-deps: $(VENV)/.bench
 $(VENV)/.bench: $(VENV)/.installed
-	$(PY) -m pip install -q -e 'python[test,bench]'
+	$(TIMED) "venv .venv: the bench extra" $(PY) -m pip install -q -e 'python[test,bench]'
 	touch $@
-
-# The log ends with the 25 slowest tests, to see where the suite's time goes. Serial: on a two-core
-# machine two pytest-xdist workers took as long (1,085 s against 1,005-1,400 s), the slowest tests (those
-# that start JVMs) slower still.
-test-python: jar bench-deps
-	$(PY) -m pytest tests -q --durations=25
 
 # The house style: scalafmt over the Scala sources and build files (`./build/sbt scalafmtAll` applies it),
 # ruff over the Python (`.venv/bin/ruff check --fix python tests bench` mends what it can).
+SCALAFMT := scalafmtCheckAll scalafmtSbtCheck
+RUFF     := $(VENV)/bin/ruff check python tests bench
 lint: venv
-	$(SBT) scalafmtCheckAll scalafmtSbtCheck
-	$(VENV)/bin/ruff check python tests bench
+	$(SBT) $(SCALAFMT)
+	$(RUFF)
 
-# The environments first, all at once: each is mostly downloads and unpacking, one core's work at most.
-test:
-	$(MAKE) -j venv venvs bench-deps
-	$(MAKE) jars lint test-scala test-versions test-python
+# ---- Tests. Each runner writes a JUnit XML report under target/test-times/<runner>/ (ScalaTest: build.sbt),
+# which build/test-times reads for the seconds of each suite or file and the slowest tests.
+REPORTS = target/test-times
+PYTEST  = -m pytest -q -p no:cacheprovider --durations=10
+SBT_TEST_SHORT := 'set Test/javaOptions += "-Dsparkagg.test.sweep=short"'
 
-# Every other Spark minor, after the full suites on the default one. ScalaTest compiled against the oldest
-# and the newest of them (every suite on another Scala; on the default's Scala the suites that meet Spark,
+# Every other Spark minor is tested beside the default. ScalaTest compiled against the oldest and the
+# newest of them (every suite on another Scala; on the default's Scala the suites that meet Spark,
 # build.sbt's meetsSpark), without the tests tagged DefaultLineOnly and with smaller volumes
 # (testing/Sweep.scala); the minors between, whose adapters are a few lines each, compile their suites in
-# `make jars` and run the Python ones. Then for every other minor, from its venv with the wheel installed
+# `make jars` and run the Python ones. For every other minor, from its venv with the wheel installed
 # (so the package picks that minor's JAR), the demo and the Python suites where Spark versions differ: the
 # DataFusion oracles, the sql/ cases and spark-submit --jars, the state forms' Parquet rollup, windows, the
-# JAR/Spark checks.
-# The long partition sweeps run once, on the default minor (SPARKAGG_TEST_SWEEP, sparkagg.test.sweep).
+# JAR/Spark checks. The long partition sweeps run once, on the default minor (SPARKAGG_TEST_SWEEP,
+# sparkagg.test.sweep).
 WHEEL         := dist/sparkagg-0.1.0-py3-none-any.whl
 VERSION_TESTS := tests/test_oracle.py tests/test_oracle_extra.py tests/test_oracle_ordered.py tests/test_sql_files.py \
                  tests/test_state_as_data.py tests/test_window.py tests/test_spark_lines.py
 # On the oldest minor, whose PySpark differs most, also the Python udafs (sparkagg.udaf).
 OLDEST_TESTS  := tests/test_python_udaf.py
-SCALATEST_OTHERS := $(firstword $(OTHERS)) $(lastword $(OTHERS))
+SCALATEST_OTHERS := $(foreach m,$(firstword $(OTHERS)) $(lastword $(OTHERS)),$(call project_of,$(m)))
+define minor_python
+	$(TIMED) "Spark $(1): the wheel installed, the demo" sh -ec '.venvs/spark-$(1)/bin/python -m pip install -q \
+	  --no-deps --force-reinstall $(WHEEL); cd /tmp; $(CURDIR)/.venvs/spark-$(1)/bin/sparkagg demo --master "local[2]"'
+	$(TIMED) "Spark $(1): pytest, the suites where minors differ" env SPARKAGG_TEST_SWEEP=short \
+	  .venvs/spark-$(1)/bin/python $(PYTEST) --junitxml=$(REPORTS)/pytest-spark-$(1)/report.xml $(VERSION_TESTS) \
+	  $(if $(filter $(1),$(firstword $(MINORS))),$(OLDEST_TESTS))
+
+endef
 test-versions: wheel venvs
-	$(SBT) $(foreach m,$(SCALATEST_OTHERS),$(call project_of,$(m))/test)
+	$(TIMED) "sbt: ScalaTest on Spark $(firstword $(OTHERS)) and $(lastword $(OTHERS))" \
+	  $(SBT) $(foreach p,$(SCALATEST_OTHERS),$(p)/test)
+	$(foreach m,$(OTHERS),$(call minor_python,$(m)))
+
+# The log ends with the 10 slowest tests; `make test` prints the 25 slowest of the whole run.
+test-python: jar bench-deps
+	$(TIMED) "pytest on Spark $(DEFAULT)" $(PY) $(PYTEST) --junitxml=$(REPORTS)/pytest-spark-$(DEFAULT)/report.xml tests
+
+test-scala: venv
+	$(TIMED) "sbt: ScalaTest on Spark $(DEFAULT)" $(SBT) test
+
+# `make test`: everything, from nothing. Set-up first, all at once (downloads and unpacking, one core's work
+# at most each); then every JAR and the wheel; then two lanes side by side, one per core: the JVM's (one sbt
+# start for scalafmt and the ScalaTest of every minor that runs it) and Python's (ruff, pytest on the default
+# minor, then each other minor's demo and Python suites). The run ends with build/test-times' table of its
+# phases and slowest tests, printed whether it passed or not.
+test:
+	rm -rf $(REPORTS)
+	$(MAKE) test-run; status=$$?; build/test-times; exit $$status
+
+test-run:
+	$(MAKE) -j venv venvs bench-deps sbt-ready
+	$(MAKE) wheel
+	$(MAKE) -j test-jvm test-py
+
+test-jvm: jars
+	$(TIMED) "sbt: scalafmt, ScalaTest on Spark $(DEFAULT), $(firstword $(OTHERS)), $(lastword $(OTHERS))" \
+	  $(SBT) $(SCALAFMT) $(call project_of,$(DEFAULT))/test $(foreach p,$(SCALATEST_OTHERS),$(p)/test)
+
+test-py: wheel bench-deps
+	$(TIMED) "ruff" $(RUFF)
+	$(MAKE) test-python
+	$(foreach m,$(OTHERS),$(call minor_python,$(m)))
+
+# `make check`: the inner loop on a built tree, a few minutes. The same two lanes on the default minor alone:
+# scalafmt and every ScalaTest suite at the other minors' volumes (sparkagg.test.sweep=short), ruff and
+# pytest without the tests marked slow (those that start Spark applications of their own: clusters, a
+# Connect server, spark-submit, make targets) at one partition count.
+check:
+	rm -rf $(REPORTS)
+	$(MAKE) -j check-jvm check-py; status=$$?; build/test-times; exit $$status
+
+check-jvm: jar
+	$(TIMED) "sbt: scalafmt, ScalaTest on Spark $(DEFAULT) (short sweep)" $(SBT) $(SCALAFMT) $(SBT_TEST_SHORT) test
+
+check-py: jar bench-deps
+	$(TIMED) "ruff" $(RUFF)
+	$(TIMED) "pytest on Spark $(DEFAULT), not slow (short sweep)" env SPARKAGG_TEST_SWEEP=short \
+	  $(PY) $(PYTEST) -m "not slow" --junitxml=$(REPORTS)/pytest-check/report.xml tests
+
+# `make test-long`: what `make test` runs at CI size, at full size, for a change to the operators or before a
+# release (an hour or more): ScalaTest on the default minor and the oldest and newest others with every minor
+# at the full partition sweeps and the long volumes (testing/Sweep.scala), the other minors' Python suites at
+# the full sweep, and the fuzzer for FUZZ_COUNT (2,000) queries on the default minor and on the oldest.
+SBT_TEST_LONG := 'set every Test/javaOptions += "-Dsparkagg.test.sweep=long"'
+test-long: wheel
+	$(TIMED) "sbt: ScalaTest on Spark $(DEFAULT) and $(SCALATEST_OTHERS), full sweeps, long volumes" $(SBT) \
+	  $(SBT_TEST_LONG) $(call project_of,$(DEFAULT))/test $(foreach p,$(SCALATEST_OTHERS),$(p)/test)
 	set -e; for m in $(OTHERS); do \
-	  echo "== Spark $$m: the wheel, the demo, the Python suites"; \
 	  .venvs/spark-$$m/bin/python -m pip install -q --no-deps --force-reinstall $(WHEEL); \
-	  (cd /tmp && $(CURDIR)/.venvs/spark-$$m/bin/sparkagg demo --master 'local[2]'); \
-	  SPARKAGG_TEST_SWEEP=short .venvs/spark-$$m/bin/python -m pytest -q -p no:cacheprovider $(VERSION_TESTS) \
+	  $(TIMED) "Spark $$m: pytest, full sweep" .venvs/spark-$$m/bin/python $(PYTEST) $(VERSION_TESTS) \
 	    $$(test $$m = $(firstword $(MINORS)) && echo $(OLDEST_TESTS)); \
 	done
+	$(MAKE) fuzz FUZZ_COUNT=$(or $(FUZZ_COUNT),2000)
+	$(MAKE) fuzz FUZZ_SPARK=$(firstword $(MINORS)) FUZZ_COUNT=$(or $(FUZZ_COUNT),2000)
 
 demo: jar
 	$(VENV)/bin/sparkagg demo
@@ -142,11 +213,13 @@ bench: jars bench-deps
 	$(PY) bench/bench_python_udaf.py --out $(BENCH_OUT) $(BENCH_TRIAL)
 	$(PY) bench/plot.py --results $(BENCH_OUT)
 
-# A wheel that carries every minor's JAR. `./python`, a path: pip reads a bare `python` as a package name.
-wheel: jars
+# A wheel that carries every minor's JAR, built again only when a JAR or the package changed. `./python`, a
+# path: pip reads a bare `python` as a package name.
+wheel: $(WHEEL)
+$(WHEEL): $(EVERY_MINOR) $(shell find python -type f -not -path '*/build/*' -not -path '*.egg-info*' -not -name '*.pyc' -not -path '*/jars/*')
 	rm -rf python/sparkagg/jars python/build && mkdir -p python/sparkagg/jars
 	cp $(foreach m,$(MINORS),target/jars/$(call artifact_of,$(m)).jar) python/sparkagg/jars/
-	$(PY) -m pip wheel --no-deps -w dist ./python
+	$(PY) -m pip wheel -q --no-deps -w dist ./python
 	rm -rf python/sparkagg/jars python/build
 
 clean:

@@ -93,8 +93,10 @@ def sparkLine(line: SparkLine): Project =
         "-Dsparkagg.test.recycleAll=true"
       ),
       Test / parallelExecution := false,
-      // Each test's duration in the log, to see where the suite's time goes.
+      // Each test's duration in the log, and a JUnit XML report per suite where build/test-times reads the
+      // seconds of the run's suites and slowest tests (`make test` ends with its table).
       Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
+      Test / testReportsDirectory := (ThisBuild / baseDirectory).value / "target" / "test-times" / s"scalatest-${line.id}",
       // The long partition sweeps run on the default minor; the others sweep one count (testing/Sweep.scala).
       Test / javaOptions ++= (if (line == SparkLines.default) Nil else Seq("-Dsparkagg.test.sweep=short")),
       Test / testOptions ++= (if (line == SparkLines.default) Nil

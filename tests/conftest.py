@@ -2,7 +2,10 @@
 ``spark`` marker: every test that needs Spark or the built JAR has it, so ``pytest -m "not spark"`` runs
 the pure-Python model (tests/reference/) and the other Spark-free tests alone. Tests using the ``spark``
 or ``remote`` fixture are marked here; tests that start Spark in a subprocess are marked where they
-are written."""
+are written.
+
+The ``slow`` marker: a test that starts Spark applications of its own (a subprocess, a local-cluster, a Connect
+server, spark-submit, a make target) or runs for tens of seconds. ``make check`` leaves them to ``make test``."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import sparkagg
+from connect_server import ConnectServer
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_JAR = ROOT / "target" / "jars" / sparkagg.jar_name(tests=True)  # for the running pyspark
@@ -18,6 +22,7 @@ SPARK_FIXTURES = {"spark", "remote"}  # remote: a Spark Connect server (test_con
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "spark: needs a Spark session, a Spark subprocess or the built JAR")
+    config.addinivalue_line("markers", "slow: starts Spark applications of its own, or runs for tens of seconds")
 
 
 def pytest_collection_modifyitems(items):
@@ -34,6 +39,16 @@ def spark():
            "spark.ui.showConsoleProgress": "false"})
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def connect_server(tmp_path_factory):
+    """One Spark Connect server with the JAR and the extension for the run (test_connect.py, test_concurrency.py):
+    a server takes a JVM's start, and its clients each get a session of their own anyway."""
+    with ConnectServer(tmp_path_factory.mktemp("connect"), "--jars", sparkagg.jar_path(),
+                       "--conf", f"spark.sql.extensions={sparkagg.EXTENSIONS}",
+                       "--conf", "spark.connect.progress.reportInterval=500ms") as server:
+        yield server
 
 
 @pytest.fixture(autouse=True)

@@ -64,6 +64,7 @@ def _progress_lines(stderr: str) -> list[str]:
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_progress_lines_with_the_flag_then_a_failing_statement_exits_1(tmp_path):
     script = tmp_path / "q.sql"
     script.write_text(f"{SLOW};\n"
@@ -83,6 +84,7 @@ def test_progress_lines_with_the_flag_then_a_failing_statement_exits_1(tmp_path)
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_progress_on_a_terminal_by_default_and_erased():
     code, out, err = _cli_on_a_terminal("sql", "--master", "local[2]", "--format", "csv", SLOW)
     assert code == 0, err[-3000:]
@@ -94,6 +96,7 @@ def test_progress_on_a_terminal_by_default_and_erased():
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_no_progress_silences_it_on_a_terminal():
     code, out, err = _cli_on_a_terminal("sql", "--master", "local[2]", "--format", "csv", "--no-progress", SLOW)
     assert code == 0, err[-3000:]

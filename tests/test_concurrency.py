@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 
 import sparkagg
-from connect_server import ConnectServer
 
-pytestmark = pytest.mark.spark  # runs Spark in subprocesses
+pytestmark = [pytest.mark.spark, pytest.mark.slow] # runs Spark in subprocesses
 
 APP = Path(__file__).parent / "apps" / "concurrent_clients.py"
 THREADS = 16
@@ -45,10 +44,8 @@ def test_a_classic_session_shared_by_16_threads():
     _assert_all_right(_run("--master", "local[2]", "--jar", sparkagg.jar_path()))
 
 
-def test_16_spark_connect_clients(tmp_path):
-    with ConnectServer(tmp_path, "--jars", sparkagg.jar_path(),
-                       "--conf", f"spark.sql.extensions={sparkagg.EXTENSIONS}") as server:
-        _assert_all_right(_run("--remote", server.url, env=server.env))
+def test_16_spark_connect_clients(connect_server):
+    _assert_all_right(_run("--remote", connect_server.url, env=connect_server.env))
 
 
 def test_16_threads_on_a_cluster_losing_an_executor():

@@ -14,29 +14,29 @@ import pytest
 import sparkagg
 from connect_server import ConnectServer
 
+pytestmark = [pytest.mark.spark, pytest.mark.slow]  # Spark Connect servers and clients, each a process
+
 # 8 one-row tasks sleeping 0.7 s each.
 SLOW_QUERY = ("SELECT df_sum(id) AS s, df_count(*) AS n FROM (SELECT id, java_method('java.lang.Thread', "
               "'sleep', 700L) AS r FROM range(0, 8, 1, 8)) WHERE r IS NOT NULL")
 
 
 @pytest.fixture(scope="module")
-def remote(tmp_path_factory) -> dict:
-    """Starts the server, runs the client against it, returns the client's results by check."""
-    with ConnectServer(tmp_path_factory.mktemp("connect"), "--jars", sparkagg.jar_path(),
-                 "--conf", f"spark.sql.extensions={sparkagg.EXTENSIONS}",
-                 "--conf", "spark.connect.progress.reportInterval=500ms") as server:
-        port, env = server.port, server.env
-        client = subprocess.run([sys.executable, str(Path(__file__).parent / "apps" / "connect_client.py"),
-                                 f"sc://127.0.0.1:{port}"], capture_output=True, text=True, timeout=300, env=env)
-        # The CLI against the same server: a job of a few seconds, its progress from the server's reports.
-        cli = subprocess.run([sys.executable, "-m", "sparkagg.cli", "sql", "--remote", f"sc://127.0.0.1:{port}",
-                              "--progress", "--format", "csv", SLOW_QUERY],
+def remote(connect_server) -> dict:
+    """Runs the client against the run's server, returns the client's results by check."""
+    server = connect_server
+    port, env = server.port, server.env
+    client = subprocess.run([sys.executable, str(Path(__file__).parent / "apps" / "connect_client.py"),
+                             f"sc://127.0.0.1:{port}"], capture_output=True, text=True, timeout=300, env=env)
+    # The CLI against the same server: a job of a few seconds, its progress from the server's reports.
+    cli = subprocess.run([sys.executable, "-m", "sparkagg.cli", "sql", "--remote", f"sc://127.0.0.1:{port}",
+                          "--progress", "--format", "csv", SLOW_QUERY],
+                         capture_output=True, text=True, timeout=300, env=env)
+    listing = subprocess.run([sys.executable, "-m", "sparkagg.cli", "functions", "--remote", server.url],
                              capture_output=True, text=True, timeout=300, env=env)
-        listing = subprocess.run([sys.executable, "-m", "sparkagg.cli", "functions", "--remote", server.url],
-                                 capture_output=True, text=True, timeout=300, env=env)
-        # A user's Python accumulator (sparkagg.udaf), grouped and windowed, in the server's Python workers.
-        python_udaf = subprocess.run([sys.executable, str(Path(__file__).parent / "apps" / "python_udaf_job.py"),
-                                      "--remote", server.url], capture_output=True, text=True, timeout=300, env=env)
+    # A user's Python accumulator (sparkagg.udaf), grouped and windowed, in the server's Python workers.
+    python_udaf = subprocess.run([sys.executable, str(Path(__file__).parent / "apps" / "python_udaf_job.py"),
+                                  "--remote", server.url], capture_output=True, text=True, timeout=300, env=env)
     assert client.returncode == 0, client.stderr[-3000:]
     results = {}
     for line in client.stdout.splitlines():

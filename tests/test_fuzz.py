@@ -18,6 +18,7 @@ SEED = 20261125
 WITHIN_GROUP = sparkagg.spark_minor() != "3.5"
 
 
+@pytest.mark.slow
 def test_generated_queries_agree_with_datafusion(spark):
     messages = []
     report = runner.fuzz(spark, SEED, count=SHORT_RUN, ordered=WITHIN_GROUP, save_to=None, progress=messages.append)

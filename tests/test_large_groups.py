@@ -36,7 +36,7 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.spark  # runs Spark in a subprocess
+pytestmark = [pytest.mark.spark, pytest.mark.slow] # runs Spark in a subprocess
 
 N = 10_000_000
 PARTITIONS = 4

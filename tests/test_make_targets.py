@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import maven_local
 import sparkagg
 from readme_make import ROOT, readme_make_lines, run_documented
 
@@ -47,17 +48,19 @@ def test_every_readme_make_line_is_run():
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_make_jar():
     result = run_documented("make jar", timeout=1200)
     assert result.returncode == 0, _tail(result)
     jars = ROOT / "target" / "jars"
     assert (jars / sparkagg.jar_name()).is_file() and (jars / sparkagg.jar_name(tests=True)).is_file()
     artifact = sparkagg.jar_name().removesuffix(".jar")
-    m2 = Path.home() / ".m2" / "repository" / "io" / "github" / "sparkagg" / artifact / "0.1.0"
+    m2 = maven_local.published(artifact)
     assert (m2 / f"{artifact}-0.1.0.jar").is_file()
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_make_jars():
     result = run_documented("make jars", timeout=1800)
     assert result.returncode == 0, _tail(result)
@@ -65,11 +68,12 @@ def test_make_jars():
         artifact = sparkagg.jar_name(minor).removesuffix(".jar")
         assert (ROOT / "target" / "jars" / f"{artifact}.jar").is_file()
         assert (ROOT / "target" / "jars" / sparkagg.jar_name(minor, tests=True)).is_file()
-        m2 = Path.home() / ".m2" / "repository" / "io" / "github" / "sparkagg" / artifact / "0.1.0"
+        m2 = maven_local.published(artifact)
         assert (m2 / f"{artifact}-0.1.0.jar").is_file(), artifact
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_make_demo():
     result = run_documented("make demo", timeout=1200)
     assert result.returncode == 0, _tail(result)
@@ -77,6 +81,7 @@ def test_make_demo():
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_make_bench_quick_trial():
     shutil.rmtree(BENCH_OUT, ignore_errors=True)
     committed = {p.name: p.stat().st_mtime_ns for p in (ROOT / "bench" / "results").iterdir()}
@@ -94,10 +99,12 @@ def _fuzz_agreed(result, queries: int) -> None:
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_make_fuzz():
     _fuzz_agreed(run_documented("make fuzz FUZZ_COUNT=15", timeout=1800), 15)
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_make_fuzz_on_the_oldest_spark():
     _fuzz_agreed(run_documented("make fuzz FUZZ_SPARK=3.5 FUZZ_COUNT=10", timeout=1800), 10)

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+import maven_local
 import sparkagg
 import sqlcases
 
-pytestmark = pytest.mark.spark  # runs Spark in a subprocess
+pytestmark = [pytest.mark.spark, pytest.mark.slow] # runs Spark in a subprocess
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACT = sparkagg.jar_name().removesuffix(".jar")  # sparkagg-spark4.3_2.13
@@ -22,7 +23,7 @@ COORDINATES = f"io.github.sparkagg:{ARTIFACT}:0.1.0"
 
 def test_spark_submit_with_packages(tmp_path):
     import pyspark
-    m2 = Path.home() / ".m2" / "repository" / "io" / "github" / "sparkagg" / ARTIFACT / "0.1.0"
+    m2 = maven_local.published(ARTIFACT)
     assert (m2 / f"{ARTIFACT}-0.1.0.jar").is_file(), "run `make jar` (sbt publishM2) first"
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     path = ROOT / "sql" / "basic.sql"

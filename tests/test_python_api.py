@@ -83,6 +83,7 @@ def _cli(*args, timeout=300):
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_cli_sql_csv_and_exit_codes():
     ok = _cli("sql", "--master", "local[1]", "--format", "csv",
               "SELECT k, df_avg(x) AS a FROM VALUES (1, 2), (1, 4), (2, NULL) AS t(k, x) GROUP BY k ORDER BY k")

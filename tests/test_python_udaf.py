@@ -370,6 +370,7 @@ def _run_job(*args: str) -> dict:
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_on_a_local_cluster_of_separate_executor_jvms():
     result = _run_job("--master", "local-cluster[2,1,1024]")
     assert result == {"groups": 100, "grouped_ok": True, "window_rows": 600, "window_ok": True}

@@ -66,6 +66,7 @@ attempt("register", lambda: sparkagg.register(base().getOrCreate()))
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_a_jar_for_another_spark_is_refused_naming_both_versions_and_the_jar_to_use():
     run = subprocess.run([sys.executable, "-c", WRONG_JAR_APP, sparkagg.jar_path(spark=OTHER)],
                          capture_output=True, text=True, timeout=300)

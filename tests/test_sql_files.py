@@ -26,6 +26,7 @@ def test_case(spark, path, case):
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_spark_submit_with_jars_and_extension(tmp_path):
     import pyspark
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"

@@ -12,7 +12,7 @@ import pytest
 import sparkagg
 from readme_make import ROOT, run_documented
 
-pytestmark = pytest.mark.spark  # runs Spark in a subprocess
+pytestmark = [pytest.mark.spark, pytest.mark.slow] # runs Spark in a subprocess
 
 WHEEL = ROOT / "dist" / "sparkagg-0.1.0-py3-none-any.whl"
 

@@ -27,7 +27,7 @@ class GroupedSpillSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     .getOrCreate()
 
   test("a Final node out of memory spills sorted runs and merges them: every group once, exact") {
-    val groups = Sweep.scaled(600000L, 200000L)
+    val groups = Sweep.volume(200000L, 600000L)
     // Each key k gets the rows k, k + groups, k + 2 * groups.
     val df = spark.sql(
       s"""SELECT key, df_count(id) AS c, df_sum(id) AS s, df_avg(id) AS a, df_min(id) AS lo,

@@ -270,7 +270,7 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
     test(s"${c.label}: update, evaluate and state equal the Accumulator per group") {
       val rnd = new Random(c.label.hashCode)
       // The last, many groups: 20k on the default minor, 5k on another Scala's (the same paths, sooner).
-      for ((groups, count) <- Seq(1 -> 12, 7 -> 12, 300 -> 12, Sweep.scaled(20000, 5000) -> 40)) {
+      for ((groups, count) <- Seq(1 -> 12, 7 -> 12, 300 -> 12, Sweep.volume(5000, 20000) -> 40)) {
         val bs = batches(rnd, groups, count)
         // totalGroups grows from batch to batch, as an operator's group count does.
         val totals = bs.scanLeft(0)((t, b) => math.max(t, if (b.keys.isEmpty) 0 else b.keys.max + 1)).tail

@@ -3,16 +3,22 @@ package sparkagg.testing
 import org.scalatest.Tag
 
 /**
- * What the Spark-facing suites sweep and how large they make their inputs: on the default Spark minor the
- * full sweeps (partition counts 1, 3 and 17), on the others (build.sbt sets sparkagg.test.sweep=short
- * there) one count and smaller volumes, so the long sweeps run once per `make test`.
+ * What the Spark-facing suites sweep and how large they make their inputs. The partition sweeps: on the default
+ * Spark minor the full ones (partition counts 1, 3 and 17), on the others (build.sbt sets sparkagg.test.sweep=short
+ * there) one count, so each runs once per `make test`. The volumes: the size that proves the point (a spill that
+ * spills, a table that grows) everywhere, larger under `make test-long` (sparkagg.test.sweep=long).
  */
 object Sweep {
-  private val short = sys.props.get("sparkagg.test.sweep").contains("short")
+  private val mode = sys.props.getOrElse("sparkagg.test.sweep", "")
+  private val short = mode == "short"
+  private val long = mode == "long"
 
-  /** `default` on the default Spark minor, `others` elsewhere: for what a test sweeps or sizes for volume,
-   *  which the minor does not change. */
+  /** `default` on the default Spark minor, `others` elsewhere: for what a test sweeps, which the minor does not
+   *  change. */
   def scaled[A](default: A, others: A): A = if (short) others else default
+
+  /** `ci` in `make test` and `make check`, `long` in `make test-long`: for how large a test makes its input. */
+  def volume[A](ci: A, long: A): A = if (this.long) long else ci
 
   val partitions: Seq[Int] = scaled(Seq(1, 3, 17), Seq(3))
 
