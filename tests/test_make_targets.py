@@ -16,8 +16,9 @@ from readme_make import ROOT, readme_make_lines, run_documented
 # README make lines no test runs, and why.
 NOT_RUN = {
     "make test": "the CI's command, which runs this suite",
-    "make test-versions": "a step of make test, which runs this suite after it",
-    "make lint": "a step of make test, which runs it before this suite",
+    "make lint": "its two commands are steps of make test, which runs this suite",
+    "make check": "the subset of make test's suites at the short sweep, which make test runs in full",
+    "make test-long": "make test's suites at the full sweeps and long volumes, an hour or more",
     "make bench": "the full benchmarks take many minutes; test_make_bench_quick_trial runs the same steps",
     "make fuzz": "five minutes of queries by default; test_make_fuzz runs the same target for a count",
 }
