@@ -89,7 +89,8 @@ lint: venv
 # which build/test-times reads for the seconds of each suite or file and the slowest tests.
 REPORTS = target/test-times
 PYTEST  = -m pytest -q -p no:cacheprovider --durations=10
-SBT_TEST_SHORT := 'set Test/javaOptions += "-Dsparkagg.test.sweep=short"'
+SBT_TEST_SHORT := 'set Test/javaOptions += "-Dsparkagg.test.sweep=short"' \
+                  'set Test/testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-l", "sparkagg.Slow")'
 
 # Every other Spark minor is tested beside the default. ScalaTest compiled against the oldest and the
 # newest of them (every suite on another Scala; on the default's Scala the suites that meet Spark,
@@ -149,10 +150,11 @@ test-py: wheel bench-deps
 	$(MAKE) test-python
 	$(foreach m,$(OTHERS),$(call minor_python,$(m)))
 
-# `make check`: the inner loop on a built tree, a few minutes. The same two lanes on the default minor alone:
-# scalafmt and every ScalaTest suite at the other minors' volumes (sparkagg.test.sweep=short), ruff and
-# pytest without the tests marked slow (those that start Spark applications of their own: clusters, a
-# Connect server, spark-submit, make targets) at one partition count.
+# `make check`: the inner loop on a built tree, three minutes. The same two lanes on the default minor alone:
+# scalafmt and every ScalaTest suite at the other minors' sweep (sparkagg.test.sweep=short) without the tests
+# tagged Slow, ruff and pytest without the tests marked slow (those that start Spark applications of their
+# own: clusters, a Connect server, spark-submit, make targets; and those that run for seconds) at one
+# partition count. `make test` runs every one of them.
 check:
 	rm -rf $(REPORTS)
 	$(MAKE) -j check-jvm check-py; status=$$?; build/test-times; exit $$status

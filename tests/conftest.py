@@ -5,7 +5,8 @@ or ``remote`` fixture are marked here; tests that start Spark in a subprocess ar
 are written.
 
 The ``slow`` marker: a test that starts Spark applications of its own (a subprocess, a local-cluster, a Connect
-server, spark-submit, a make target) or runs for tens of seconds. ``make check`` leaves them to ``make test``."""
+server, spark-submit, a make target) or runs for seconds (every function through Spark, large inputs, long
+property runs). ``make check`` leaves them to ``make test``."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,7 +23,7 @@ SPARK_FIXTURES = {"spark", "remote"}  # remote: a Spark Connect server (test_con
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "spark: needs a Spark session, a Spark subprocess or the built JAR")
-    config.addinivalue_line("markers", "slow: starts Spark applications of its own, or runs for tens of seconds")
+    config.addinivalue_line("markers", "slow: starts Spark applications of its own, or runs for seconds")
 
 
 def pytest_collection_modifyitems(items):

@@ -63,6 +63,7 @@ def test_a_collapsed_stack_charges_native_frames_to_their_java_caller():
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_task_cpu_is_what_the_tasks_of_each_query_used(spark):
     cpu = {}
     common.timed_together(spark, {"50M rows": "SELECT sum(id * 3 % 7) FROM range(50000000)",

@@ -50,6 +50,7 @@ def test_plot_refuses_a_folder_without_ratios(tmp_path):
     assert not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.slow
 def test_the_committed_results_draw_and_the_readme_shows_the_plot(tmp_path):
     runs = plot.load(ROOT / "bench" / "results")
     assert {r["script"] for r in runs} >= {"bench_avg_sum", "bench_numeric", "bench_window"}

@@ -83,7 +83,7 @@ def test_every_reference_function_is_checked_here(spark):
     assert set(registered(spark)) <= checked
 
 
-@pytest.mark.parametrize("grouping", ["GROUP BY k", "GROUP BY k, g", ""])
+@pytest.mark.parametrize("grouping", [pytest.param("GROUP BY k", marks=pytest.mark.slow), "GROUP BY k, g", ""])
 def test_every_function_grouped_and_global(spark, grouping):
     keys = grouping.replace("GROUP BY ", "") + ", " if grouping else ""
     query = f"SELECT {keys}{', '.join(calls())} FROM {DATA} {grouping}"
@@ -232,6 +232,7 @@ def test_cli_difference_is_exit_1_with_rows(spark, capsys):
     assert "DIFF" in out and "group ('a'), df_avg(x): Spark 1.5 != model 3" in out
 
 
+@pytest.mark.slow
 def test_cli_file_skips_what_it_cannot_check_with_reason(spark, capsys, tmp_path):
     code, out, _ = run_cli(capsys, "-f", str(ROOT / "sql" / "basic.sql"))
     assert code == 0, out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,7 @@ rows = st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 4)), st.one_of(st.
                           doubles), max_size=60)
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(table=rows, spark_partitions=st.integers(1, 5), model_partitions=st.integers(1, 17),
        seed=st.integers(0, 1000), grouped=st.booleans())

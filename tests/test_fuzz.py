@@ -38,6 +38,7 @@ def test_saved_regression_cases_agree(spark, path, tmp_path):
     assert runner.difference(spark, case, tmp_path) is None
 
 
+@pytest.mark.slow
 def test_generated_invalid_queries_are_refused_at_analysis(spark):
     rng = random.Random(SEED)
     data.frame(spark, tables.random_table(random.Random(7))).createOrReplaceTempView("t")

@@ -1,8 +1,9 @@
 """One group holding 10 million values completes for df_median and df_array_agg with Spark's default
-memory settings: each query runs in a Spark application of its own (a subprocess) that sets no memory, so
-its driver (the one JVM of local mode) has spark.driver.memory's default, a 1 GiB heap, and a heap that
-no earlier test has filled. Its own process also keeps a failure to itself: in local mode an
-OutOfMemoryError ends the JVM, which in the shared session of conftest.py failed every later test.
+memory settings: the queries run one after another in a Spark application of their own (a subprocess, one
+JVM start for the four) that sets no memory, so its driver (the one JVM of local mode) has
+spark.driver.memory's default, a 1 GiB heap, which no other test has filled. Its own process also keeps a
+failure to itself: in local mode an OutOfMemoryError ends the JVM, which in the shared session of
+conftest.py failed every later test.
 
 Inputs are range(0, n) over 4 partitions, so every partial state holds 2.5 million values and the
 final aggregation merges them into one list. Two groups: `false` holds 0 .. 9,999,999, `true` the three
@@ -43,7 +44,7 @@ PARTITIONS = 4
 SUM = N * (N - 1) // 2  # 49,999,995,000,000
 
 # The application: conftest.py's session settings without its test JAR; it checks the premise (no memory
-# setting, a heap of at most 1 GiB), runs the query and prints its rows as JSON.
+# setting, a heap of at most 1 GiB), runs each query of its arguments and prints its rows as a JSON line.
 APP = """
 import json, sys
 import sparkagg
@@ -54,46 +55,55 @@ conf = spark.sparkContext.getConf()
 raised = [k for k in ("spark.driver.memory", "spark.executor.memory") if conf.contains(k)]
 heap = spark._jvm.java.lang.Runtime.getRuntime().maxMemory()
 assert not raised and heap <= 1 << 30, f"memory settings {raised}, heap {heap / 2**20:.0f} MiB"
-print(json.dumps([list(row) for row in spark.sql(sys.argv[1]).collect()]))
+for query in sys.argv[1:]:
+    print(json.dumps([list(row) for row in spark.sql(query).collect()]), flush=True)
 """
 
 
-def in_own_spark(query: str) -> list[tuple]:
-    """The rows of `query` run by an application of its own."""
-    run = subprocess.run([sys.executable, "-c", APP, query], capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return [tuple(row) for row in json.loads(run.stdout.splitlines()[-1])]
-
-
-def grouped(select: str, x: str) -> list[tuple]:
-    """`select` over the subquery's columns big and v (the aggregate), both groups, sorted by big here
-    (an ORDER BY would sample its input with a job of its own, running the aggregation twice)."""
-    return sorted(in_own_spark(f"""
+def grouped(select: str, x: str) -> str:
+    """`select` over the subquery's columns big and v (the aggregate), both groups (sorted by big here: an
+    ORDER BY would sample its input with a job of its own, running the aggregation twice)."""
+    return f"""
         SELECT big, {select}
-        FROM (SELECT id >= {N} AS big, {x} AS v FROM range(0, {N + 3}, 1, {PARTITIONS}) GROUP BY id >= {N})
-        """))
+        FROM (SELECT id >= {N} AS big, {x} AS v FROM range(0, {N + 3}, 1, {PARTITIONS}) GROUP BY id >= {N})"""
 
 
-def test_median_of_ten_million_bigints_in_one_group():
-    assert grouped("v", "df_median(id)") == [(False, 4_999_999.5), (True, N + 1.0)]
-
-
-def test_array_agg_of_ten_million_bigints_in_one_group():
-    got = grouped("size(v), array_min(v), array_max(v), aggregate(v, 0L, (acc, x) -> acc + x)",
-                  "df_array_agg(id)")
-    assert got == [(False, N, 0, N - 1, SUM), (True, 3, N, N + 2, 3 * N + 3)]
-
-
-def test_array_agg_of_ten_million_doubles_in_one_group():
-    got = grouped("size(v), array_min(v), array_max(v)", "df_array_agg(CAST(id AS DOUBLE))")
-    assert got == [(False, N, 0.0, N - 1.0), (True, 3, float(N), N + 2.0)]
-
-
-def test_array_agg_of_five_million_strings_global():
-    # Strings "0" .. "4999999": the least is "0", the greatest "999999" (compared as bytes). Their lengths
-    # add up to 10*1 + 90*2 + 900*3 + 9,000*4 + 90,000*5 + 900,000*6 + 4,000,000*7 = 33,888,890.
-    n = 5_000_000
-    (row,) = in_own_spark(f"""
+# Strings "0" .. "4999999": the least is "0", the greatest "999999" (compared as bytes). Their lengths
+# add up to 10*1 + 90*2 + 900*3 + 9,000*4 + 90,000*5 + 900,000*6 + 4,000,000*7 = 33,888,890.
+STRINGS = 5_000_000
+QUERIES = {
+    "median": grouped("v", "df_median(id)"),
+    "bigints": grouped("size(v), array_min(v), array_max(v), aggregate(v, 0L, (acc, x) -> acc + x)",
+                       "df_array_agg(id)"),
+    "doubles": grouped("size(v), array_min(v), array_max(v)", "df_array_agg(CAST(id AS DOUBLE))"),
+    "strings": f"""
         SELECT size(a), array_min(a), array_max(a), aggregate(a, 0L, (acc, s) -> acc + length(s))
-        FROM (SELECT df_array_agg(CAST(id AS STRING)) AS a FROM range(0, {n}, 1, {PARTITIONS}))""")
-    assert tuple(row) == (n, "0", "999999", 33_888_890)
+        FROM (SELECT df_array_agg(CAST(id AS STRING)) AS a FROM range(0, {STRINGS}, 1, {PARTITIONS}))""",
+}
+
+
+@pytest.fixture(scope="module")
+def rows() -> dict[str, list[tuple]]:
+    """Each query's rows, sorted, from one application; a query the application did not get through (an
+    OutOfMemoryError ends it) has its error output instead, which fails that query's test alone."""
+    run = subprocess.run([sys.executable, "-c", APP, *QUERIES.values()], capture_output=True, text=True,
+                         timeout=1800)
+    printed = [line for line in run.stdout.splitlines() if line.startswith("[")]
+    results = {name: sorted(tuple(row) for row in json.loads(line)) for name, line in zip(QUERIES, printed)}
+    return {name: results.get(name, run.stderr[-3000:]) for name in QUERIES}
+
+
+def test_median_of_ten_million_bigints_in_one_group(rows):
+    assert rows["median"] == [(False, 4_999_999.5), (True, N + 1.0)]
+
+
+def test_array_agg_of_ten_million_bigints_in_one_group(rows):
+    assert rows["bigints"] == [(False, N, 0, N - 1, SUM), (True, 3, N, N + 2, 3 * N + 3)]
+
+
+def test_array_agg_of_ten_million_doubles_in_one_group(rows):
+    assert rows["doubles"] == [(False, N, 0.0, N - 1.0), (True, 3, float(N), N + 2.0)]
+
+
+def test_array_agg_of_five_million_strings_global(rows):
+    assert rows["strings"] == [(STRINGS, "0", "999999", 33_888_890)]

@@ -102,10 +102,10 @@ def _fuzz_agreed(result, queries: int) -> None:
 @pytest.mark.spark
 @pytest.mark.slow
 def test_make_fuzz():
-    _fuzz_agreed(run_documented("make fuzz FUZZ_COUNT=15", timeout=1800), 15)
+    _fuzz_agreed(run_documented("make fuzz FUZZ_COUNT=5", timeout=1800), 5)
 
 
 @pytest.mark.spark
 @pytest.mark.slow
 def test_make_fuzz_on_the_oldest_spark():
-    _fuzz_agreed(run_documented("make fuzz FUZZ_SPARK=3.5 FUZZ_COUNT=10", timeout=1800), 10)
+    _fuzz_agreed(run_documented("make fuzz FUZZ_SPARK=3.5 FUZZ_COUNT=5", timeout=1800), 5)

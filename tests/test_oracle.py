@@ -195,7 +195,8 @@ def _means_agree(got: tuple, want: tuple) -> bool:
 
 
 @pytest.mark.parametrize("partitions", data.PARTITIONS)
-@pytest.mark.parametrize("operator", [True, False], ids=["operator", "spark-aggregate"])
+@pytest.mark.parametrize("operator", [True, pytest.param(False, marks=pytest.mark.slow)],
+                         ids=["operator", "spark-aggregate"])
 def test_regr_means_with_infinities_follow_avg_in_every_path(spark, partitions, operator):
     """regr_avgx / regr_avgy are avg of the pairs' column, whatever order rows and states arrive in: a
     column holding +inf and finite values averages to +inf (Welford's mean says NaN when a finite value

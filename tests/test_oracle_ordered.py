@@ -119,6 +119,7 @@ def _expressible():
     return [c for c in ORDERED if WITHIN_GROUP or "WITHIN GROUP" not in c[0]]
 
 
+@pytest.mark.slow
 def test_each_ordered_call_runs_or_is_refused_naming_it(spark, table):
     for ours, _ in ORDERED:
         query = _query(_ours([ours]), grouped=False)

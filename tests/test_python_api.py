@@ -22,6 +22,7 @@ def test_jar_path_points_at_the_built_jar():
     assert Path(sparkagg.jar_path()).is_file() and sparkagg.jar_path().endswith(sparkagg.jar_name())
 
 
+@pytest.mark.slow
 def test_column_function_examples_run(spark):
     functions = SF.__all__
     assert all(">>>" in getattr(SF, n).__doc__ for n in functions), "every function has an example"
@@ -29,6 +30,7 @@ def test_column_function_examples_run(spark):
     assert result.attempted > len(functions) and result.failed == 0
 
 
+@pytest.mark.slow
 def test_column_functions_grouped(spark):
     df = spark.createDataFrame([("a", 1, 2.0), ("a", 3, None), ("b", None, 5.0)], "k string, x int, y double")
     rows = df.groupBy("k").agg(SF.count().alias("n"), SF.sum("x").alias("s"), SF.avg("y").alias("a"),

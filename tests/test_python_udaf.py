@@ -205,10 +205,10 @@ class RetractingSum(Accumulator):
 
 @pytest.mark.parametrize("bounds,frame_sql", [
     ((-3, 0), "ROWS BETWEEN 3 PRECEDING AND CURRENT ROW"),
-    ((-1, 2), "ROWS BETWEEN 1 PRECEDING AND 2 FOLLOWING"),
-    ((None, 0), "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"),
-    ((1, 3), "ROWS BETWEEN 1 FOLLOWING AND 3 FOLLOWING"),
-    ((0, None), "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING"),
+    pytest.param((-1, 2), "ROWS BETWEEN 1 PRECEDING AND 2 FOLLOWING", marks=pytest.mark.slow),
+    pytest.param((None, 0), "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW", marks=pytest.mark.slow),
+    pytest.param((1, 3), "ROWS BETWEEN 1 FOLLOWING AND 3 FOLLOWING", marks=pytest.mark.slow),
+    pytest.param((0, None), "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING", marks=pytest.mark.slow),
 ])
 def test_sliding_windows_equal_the_jvm_window_operator(spark, bounds, frame_sql):
     table = _table(400, seed=5).append_column("t", pa.array(range(405), pa.int64()))

@@ -54,12 +54,14 @@ def _direct(spark):
     return [tuple(r) for r in spark.sql(f"SELECT k, {cols} FROM events GROUP BY k ORDER BY k").collect()]
 
 
+@pytest.mark.slow
 def test_monthly_rollup_of_stored_daily_states_equals_direct(spark, daily):
     cols = ", ".join(f"df_{_name(c)}_merge(s{i})" for i, (c, _, _) in enumerate(CALLS))
     rolled = [tuple(r) for r in spark.sql(f"SELECT k, {cols} FROM monthly GROUP BY k ORDER BY k").collect()]
     assert oracle.same_rows(rolled, _direct(spark))
 
 
+@pytest.mark.slow
 def test_finalize_through_register_java_function(spark, daily):
     for i, (call, cls, return_type) in enumerate(CALLS):
         if return_type is None:

@@ -214,6 +214,7 @@ def test_estimator_edges():
     assert estimate(bytes(one_register)) == 1
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(values=st.lists(st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.integers(0, 30)),
                        max_size=60),
@@ -241,7 +242,7 @@ def large_batches(monkeypatch):
 
 
 @pytest.mark.parametrize("kind", ["int64", "string"])
-@pytest.mark.parametrize("n", [1_000, 50_000, 300_000])
+@pytest.mark.parametrize("n", [1_000, 50_000, pytest.param(300_000, marks=pytest.mark.slow)])
 def test_global_agrees_with_datafusion(large_batches, kind, n):
     t = ARROW[kind]
     column = pa.array(with_duplicates_and_nulls(distinct_values(kind, n), seed=n), t)
@@ -253,6 +254,7 @@ def test_global_agrees_with_datafusion(large_batches, kind, n):
 
 
 @pytest.mark.parametrize("kind", ["int64", "string"])
+@pytest.mark.slow
 def test_grouped_agrees_with_datafusion(large_batches, kind):
     """Groups of 1k, 50k and 300k distinct values (nested sets: a value is in several groups) and a
     NULL key with 100, each with duplicates and NULL values."""

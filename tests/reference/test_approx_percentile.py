@@ -310,7 +310,7 @@ def test_total_order_key():
 # --- exact agreement with DataFusion on one partition ---------------------------------------------
 
 DISTRIBUTIONS = ("uniform", "normal", "skewed", "few_distinct", "ascending", "descending")
-SIZES = (0, 1, 100, 10_000, 50_000)
+SIZES = (0, 1, 100, 10_000, pytest.param(50_000, marks=pytest.mark.slow))
 VALUE_TYPES = (pa.int64(), pa.float64(), pa.int32())
 
 
@@ -389,7 +389,7 @@ def test_oracle_special_floats():
     _compare(batches, [pa.float64()], ["x"], lambda p: APC.bind(p=p), "approx_percentile_cont(x, {p})", "nan")
 
 
-@pytest.mark.parametrize("n", [1, 100, 10_000, 30_000])
+@pytest.mark.parametrize("n", [1, 100, 10_000, pytest.param(30_000, marks=pytest.mark.slow)])
 def test_oracle_with_weight(n):
     """Weights as DataFusion takes them: zero and negative ones included (no NULLs here: see below)."""
     rng = random.Random(n)

@@ -6,7 +6,7 @@ import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.exec.{GroupedAggregateExec, GroupedAggregateStrategy, GroupedMode}
-import sparkagg.testing.{DefaultLineOnly, EveryFunction, MyAvg, SparkFeatures, Sweep}
+import sparkagg.testing.{DefaultLineOnly, EveryFunction, MyAvg, Slow, SparkFeatures, Sweep}
 
 /**
  * The grouped operator (exec/) against the TypedImperativeAggregate path it replaces: every function,
@@ -69,8 +69,10 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
 
   for (parts <- Sweep.partitions; keys <- keySets) {
     val label = if (keys.isEmpty) "global" else s"GROUP BY $keys"
-    test(s"both paths agree on every function, FILTER on half of them, $label, $parts partitions",
-      Sweep.onEveryLineIf(keySetsOnEveryLine(keys)): _*) {
+    test(
+      s"both paths agree on every function, FILTER on half of them, $label, $parts partitions",
+      Sweep.onEveryLineIf(keySetsOnEveryLine(keys)) ++ Sweep.slowIf(!Set("k", "")(keys)): _*
+    ) {
       spark.table("t").repartition(parts).createOrReplaceTempView("tp")
       val aggregates = calls.zipWithIndex.map { case (c, j) =>
         EveryFunction.sql(c) + (if (j % 2 == 0) " FILTER (WHERE u % 3 <> 0)" else "")
@@ -89,7 +91,7 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     }
   }
 
-  test("planned only when every function is sparkagg's, called plainly") {
+  test("planned only when every function is sparkagg's, called plainly", Slow) {
     def planned(sql: String) = { val df = spark.sql(sql); df.collect(); groupedNodes(df).size }
     SparkAgg.registerFunction(spark, "my_avg", MyAvg)
     assert(planned("SELECT k, df_avg(d), df_count(*) FROM t GROUP BY k") == 2)
@@ -130,7 +132,7 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     // Every function's DISTINCT runs the same four nodes: on the default minor alone; the test below
     // checks the plan and its results on every minor.
     test(s"DISTINCT on the operator in four stages: every function, beside plain calls, $label, 3 partitions",
-      DefaultLineOnly) {
+      DefaultLineOnly, Slow) {
       spark.table("t").repartition(3).createOrReplaceTempView("tp")
       // One query per set of distinct columns (calls spelled with the same arguments share it); t-digest
       // estimates depend on the order states merge in and WITHIN GROUP orders by another column.
@@ -156,7 +158,8 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
   }
 
   for (parts <- Sweep.scaled(Seq(1, 3), Seq(3))) {
-    test(s"state forms: every function's _state, _merge_state and _merge agree with Spark's path, $parts partitions") {
+    test(s"state forms: every function's _state, _merge_state and _merge agree with Spark's path, $parts partitions",
+      Slow) {
       import EveryFunction.{args, name, within, stateParams => params}
       // The states of (k, u % 4), under a FILTER.
       val states = calls.zipWithIndex.map { case (c, i) =>
@@ -223,7 +226,7 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     assert(grouped.isEmpty)
   }
 
-  test("convert_to_state: every key unique, partial aggregation stops and passes rows on as states") {
+  test("convert_to_state: every key unique, partial aggregation stops and passes rows on as states", Slow) {
     withConf(GroupedAggregateStrategy.SkipPartialRowsConf -> "1000", GroupedAggregateStrategy.BatchSizeConf -> "256") {
       // Shuffled, so that the keys do not arrive sorted (sorted keys are emitted as they pass instead).
       spark.table("t").repartition(2).createOrReplaceTempView("shuffled")
@@ -238,7 +241,7 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     }
   }
 
-  test("input sorted by the keys: groups are emitted as the keys change, across batches") {
+  test("input sorted by the keys: groups are emitted as the keys change, across batches", Slow) {
     withConf(GroupedAggregateStrategy.BatchSizeConf -> "100") {
       val from = " FROM (SELECT * FROM t ORDER BY k) GROUP BY k ORDER BY k"
       val (grouped, typed, nodes) = bothPaths(s"SELECT k, ${calls.map(EveryFunction.sql(_)).mkString(", ")}$from")
@@ -247,7 +250,7 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     }
   }
 
-  test("a Partial node over rows runs in its child's generated stage, and hands rows on mid-input alike") {
+  test("a Partial node over rows runs in its child's generated stage, and hands rows on mid-input alike", Slow) {
     def staged(df: DataFrame): Seq[GroupedAggregateExec] = collect(df.queryExecution.executedPlan) {
       case w: WholeStageCodegenExec if w.child.isInstanceOf[GroupedAggregateExec] =>
         w.child.asInstanceOf[GroupedAggregateExec]
@@ -331,7 +334,8 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
       "the second side reads the first one's shuffle")
   }
 
-  test("keys of integer-like and boolean fields, and one string key, written to the table from rows and vectors") {
+  test(
+    "keys of integer-like and boolean fields, and one string key, written to the table from rows and vectors", Slow) {
     val keys = spark.table("t").selectExpr(
       "CAST(k % 5 - 2 AS TINYINT) AS kb",
       "CAST(IF(u % 29 = 0, NULL, k % 3 - 1) AS SMALLINT) AS ks",
@@ -359,7 +363,8 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     }
   }
 
-  test("a Final node's rows, written from its keys and columns when they are its output as they are, else projected") {
+  test("a Final node's rows, written from its keys and columns when they are its output as they are, else projected",
+    Slow) {
     for (sql <- Seq(
         "SELECT s, df_min(CAST(u AS STRING)), df_sum(l) FROM t GROUP BY s",
         "SELECT df_min(CAST(u AS STRING)) AS m, s FROM t GROUP BY s",
@@ -382,7 +387,7 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     assert(grouped.map(r => (r.getLong(1), r.getLong(2))) == Seq((1L, 5L), (2L, 7L), (2L, 3L)))
   }
 
-  test("a columnar child (Parquet, a cached table) is read batch by batch, in place when columns are plain") {
+  test("a columnar child (Parquet, a cached table) is read batch by batch, in place when columns are plain", Slow) {
     withTempDir("sparkagg-columnar") { dir =>
       spark.table("t").write.mode("overwrite").parquet(dir)
       spark.read.parquet(dir).createOrReplaceTempView("pq")
@@ -430,7 +435,7 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
 
   // Streaming plans put Spark's stateful aggregation strategy before the session's, so it never reaches
   // the grouped operator; sparkagg's functions run there as TypedImperativeAggregates.
-  test("a streaming aggregation of sparkagg functions runs under Spark's stateful planning") {
+  test("a streaming aggregation of sparkagg functions runs under Spark's stateful planning", Slow) {
     import sparkagg.testing.Streams.MemoryStream
     implicit val sqlContext: org.apache.spark.sql.SQLContext = spark.sqlContext
     import spark.implicits._
@@ -535,7 +540,7 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     }
   }
 
-  test("Spark's aggregates whose results sparkagg does not give exactly keep the aggregation Spark's") {
+  test("Spark's aggregates whose results sparkagg does not give exactly keep the aggregation Spark's", Slow) {
     def planned(sql: String) = { val df = spark.sql(sql); df.collect(); groupedNodes(df).size }
     withConf("spark.sql.ansi.enabled" -> "false") {
       assert(planned("SELECT k, df_avg(d), sum(l) FROM t GROUP BY k") == 2, "with ANSI off sum wraps around")

@@ -4,7 +4,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.exec.{GroupedAggregateExec, GroupedMode}
-import sparkagg.testing.{DefaultLineOnly, EveryFunction, Sweep}
+import sparkagg.testing.{DefaultLineOnly, EveryFunction, Slow, Sweep}
 
 /**
  * The grouped operator under a small memory limit: a session whose execution memory is about 40 MB
@@ -26,7 +26,7 @@ class GroupedSpillSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     .config("spark.sql.adaptive.enabled", "false")
     .getOrCreate()
 
-  test("a Final node out of memory spills sorted runs and merges them: every group once, exact") {
+  test("a Final node out of memory spills sorted runs and merges them: every group once, exact", Slow) {
     val groups = Sweep.volume(200000L, 600000L)
     // Each key k gets the rows k, k + groups, k + 2 * groups.
     val df = spark.sql(
@@ -55,7 +55,7 @@ class GroupedSpillSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
 
   // The PartialMerge node spills through the Final node's code, which the test above runs on every minor.
   test("DISTINCT's PartialMerge node out of memory spills too: its groups leave it whole, so none counts twice",
-    DefaultLineOnly) {
+    DefaultLineOnly, Slow) {
     // 200k keys, each with the values k, k + 200000, k + 400000 three times: 600k (key, value) groups.
     val (keys, values) = (200000L, 600000L)
     val df = spark.sql(
@@ -98,7 +98,7 @@ class GroupedSpillSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
 
   // The functions' states through spills do not depend on the Spark minor, whose spilling the test above covers.
   test("every function through a Final node that spills agrees with the TypedImperativeAggregate path",
-    DefaultLineOnly) {
+    DefaultLineOnly, Slow) {
     import EveryFunction._
     // 90k rows in 30k groups of three: every function's states go
     // through the spilled runs and their merge.

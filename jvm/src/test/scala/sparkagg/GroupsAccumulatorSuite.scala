@@ -9,7 +9,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.api._
 import sparkagg.common._
 import sparkagg.functions._
-import sparkagg.testing.Sweep
+import sparkagg.testing.{Slow, Sweep}
 
 /**
  * The grouped path (the GroupsAccumulator api): for random batches with NULLs, FILTER masks and many groups, the
@@ -374,7 +374,7 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
       }
     }
 
-    for (packing <- bound.packing) test(s"${c.label}: packed states unpack to the same bits") {
+    for (packing <- bound.packing) test(s"${c.label}: packed states unpack to the same bits", Slow) {
       val rnd = new Random(c.label.hashCode + 4)
       def roundTrip(what: String, states: Array[Column]): Unit = {
         val n = states.head.numRows

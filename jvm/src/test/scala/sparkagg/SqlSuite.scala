@@ -5,7 +5,7 @@ import org.apache.spark.sql.{AnalysisException, DataFrame, Encoders, Row, functi
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.catalyst.{AccumulatorAggregator, Form, Registry}
 import sparkagg.functions.Functions
-import sparkagg.testing.{DefaultLineOnly, EveryFunction, MyAvg, SparkFeatures, Sweep}
+import sparkagg.testing.{DefaultLineOnly, EveryFunction, MyAvg, Slow, SparkFeatures, Sweep}
 
 /** sparkagg's functions through SQL on a local session, against Spark's built-ins and worked examples. */
 class SqlSuite extends AnyFunSuite with LocalSpark {
@@ -134,7 +134,7 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
   }
 
   // The examples are text in the catalogue and their queries plain calls, which the oracle suites run per minor.
-  test("every function's DESCRIBE examples run and give the documented result", DefaultLineOnly) {
+  test("every function's DESCRIBE examples run and give the documented result", DefaultLineOnly, Slow) {
     // Documented doubles are the exact result correctly rounded; the computed one may differ in the last bits.
     def matches(got: Any, expected: String): Boolean = got match {
       case d: Double =>
@@ -169,7 +169,7 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
   // On the other minors tests/test_state_as_data.py rolls stored states up, and GroupedAggregateSuite's state
   // forms run every function's.
   test("state as data: daily states stored in Parquet, rolled up by month, equal the direct result",
-    DefaultLineOnly) {
+    DefaultLineOnly, Slow) {
     withTempDir("sparkagg-states") { dir =>
       import EveryFunction.{args, calls, comparable, name, stateParams => params}
       // Spark 3.5 cannot parse WITHIN GROUP, which these four take in EveryFunction.

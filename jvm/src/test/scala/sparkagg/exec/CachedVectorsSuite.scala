@@ -11,6 +11,7 @@ import org.apache.spark.sql.execution.columnar.sparkagg.CachedVectors
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.LocalSpark
 import sparkagg.compat.CollectionConverters._
+import sparkagg.testing.Slow
 
 /**
  * A cached table read as batches by the grouped operator (CachedVectors): strings in each encoding Spark's
@@ -61,7 +62,7 @@ class CachedVectorsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkP
     assert(columns.indices.tail.forall(c => rows.exists(_(c).isEmpty)), "every column but k holds NULLs")
   }
 
-  test("grouped aggregations over the decoded columns equal the TypedImperativeAggregate path's") {
+  test("grouped aggregations over the decoded columns equal the TypedImperativeAggregate path's", Slow) {
     // (By ts, unique where not NULL: max_by and min_by keep the first of tied rows, which differs between paths.)
     val calls = "df_min(plain), df_max(runs), df_min_by(dict, ts), df_max_by(plain, ts), df_count(dict), " +
       "length(df_string_agg(runs, ',')), df_max(dt), df_min(ts), df_mode(dict), df_sum(m), df_avg(cents), df_max(m)"

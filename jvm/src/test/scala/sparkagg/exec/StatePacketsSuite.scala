@@ -12,7 +12,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.api.EmitTo
 import sparkagg.LocalSpark
 import sparkagg.compat.CollectionConverters._
-import sparkagg.testing.{SparkFeatures, Sweep}
+import sparkagg.testing.{Slow, SparkFeatures, Sweep}
 
 /** The states crossing the shuffle in packets ([[StatePackets]]): the same rows as a row per group, every
  *  group in the partition Spark's hash partitioning gives its key, under adaptive execution and without. */
@@ -96,7 +96,7 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     assertThrows[IllegalArgumentException](new Modulus(0))
   }
 
-  test("packets written from a long key table's keys and bigint/double columns are those of the projected rows") {
+  test("packets written from a long key table's keys and bigint/double columns are those of the projected rows", Slow) {
     val random = new scala.util.Random(20261128)
     val doubles = Seq(Double.NaN, -0.0, 0.0, Double.PositiveInfinity, Double.NegativeInfinity, 1.5)
     for (keyType <- Seq(LongType, IntegerType, DateType, TimestampType); numStates <- Seq(0, 2, 64);
@@ -149,7 +149,7 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
 
   test(
     "packets written from a row or packed key table's keys and string, binary, bigint, double, boolean columns " +
-      "are those of the projected rows") {
+      "are those of the projected rows", Slow) {
     val random = new scala.util.Random(20261129)
     val keyShapes =
       Seq[Seq[DataType]](
@@ -354,8 +354,10 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
   private def keyShapesAt(partitions: Int): Seq[String] =
     if (partitions > 200) Seq("m", "k, s", "n, d") else keyShapes
 
+  // `make check` runs the cases without adaptive execution below 200 partitions; the others are Slow.
   for (adaptive <- Seq(true, false); partitions <- Sweep.shufflePartitions; keys <- keyShapesAt(partitions)) {
-    test(s"packed and plain agree, GROUP BY $keys, $partitions partitions, adaptive $adaptive") {
+    test(s"packed and plain agree, GROUP BY $keys, $partitions partitions, adaptive $adaptive",
+      Sweep.slowIf(partitions > 200 || adaptive): _*) {
       withConf("spark.sql.adaptive.enabled" -> adaptive.toString,
         "spark.sql.shuffle.partitions" -> partitions.toString) {
         val sql = s"SELECT $keys, df_sum(x), df_count(x), df_max(s), df_median(x), df_approx_distinct(s) " +
@@ -367,8 +369,11 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     }
   }
 
-  for (adaptive <- Seq(true, false); partitions <- Seq(1, 3, 200); keys <- Seq("k", "n", "d")) {
-    test(s"packets of columns: packed and plain agree, GROUP BY $keys, $partitions partitions, adaptive $adaptive") {
+  // Past 200 partitions (Spark's other shuffle writer) one integer key: the packing is the same as at 3.
+  for (adaptive <- Seq(true, false); partitions <- Sweep.shufflePartitions;
+    keys <- if (partitions > 200) Seq("k") else Seq("k", "n", "d")) {
+    test(s"packets of columns: packed and plain agree, GROUP BY $keys, $partitions partitions, adaptive $adaptive",
+      Sweep.slowIf(partitions > 200 || adaptive): _*) {
       withConf("spark.sql.adaptive.enabled" -> adaptive.toString,
         "spark.sql.shuffle.partitions" -> partitions.toString) {
         // States of bigints, doubles, booleans and strings only, by one integer-like key: packets of columns.

@@ -27,6 +27,9 @@ object Sweep {
 
   /** The tags of one case of a parametrised test: none if it runs on every minor, else [[DefaultLineOnly]]. */
   def onEveryLineIf(everyLine: Boolean): Seq[Tag] = if (everyLine) Nil else Seq(DefaultLineOnly)
+
+  /** The tags of a case that runs for seconds if `slow`: [[Slow]]. */
+  def slowIf(slow: Boolean): Seq[Tag] = if (slow) Seq(Slow) else Nil
 }
 
 /**
@@ -34,3 +37,10 @@ object Sweep {
  * does not depend on the Spark version, and the other minors' suites cover the same code paths.
  */
 object DefaultLineOnly extends Tag("sparkagg.DefaultLineOnly")
+
+/**
+ * A test that runs for seconds (every function through a whole plan, hundreds of partitions, a spill): `make
+ * check` leaves it to `make test` (build.sbt's ScalaTest argument `-l sparkagg.Slow`), which runs it on every
+ * minor it would otherwise run on.
+ */
+object Slow extends Tag("sparkagg.Slow")

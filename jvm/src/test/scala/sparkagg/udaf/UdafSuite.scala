@@ -5,7 +5,7 @@ import org.apache.spark.sql.types.{DataType, DoubleType, StringType}
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.{Gen, LocalSpark}
 import sparkagg.functions.Functions
-import sparkagg.testing.EveryFunction
+import sparkagg.testing.{EveryFunction, Slow}
 
 class UdafSuite extends AnyFunSuite with LocalSpark {
   /** The class of a function: its name in CamelCase (approx_percentile_cont -> ApproxPercentileCont). */
@@ -35,7 +35,7 @@ class UdafSuite extends AnyFunSuite with LocalSpark {
     assert(avg == 7.0 / 3)
   }
 
-  test("every class gives the extension's result, grouped, on one partition") {
+  test("every class gives the extension's result, grouped, on one partition", Slow) {
     EveryFunction.createTable(spark)
     spark.table("t").coalesce(1).createOrReplaceTempView("t1")
     for (f <- Functions.all) {
