@@ -2,17 +2,16 @@
 from __future__ import annotations
 
 import datetime
-import os
 import random
 from decimal import Decimal
 
 import pyarrow as pa
 
+import sweep
 from sparkagg.check import from_arrow
 
-# The partition counts the oracle suites sweep: all on the default Spark, one on the others
-# (`make test-versions` sets SPARKAGG_TEST_SWEEP=short), so the long sweeps run once per `make test`.
-PARTITIONS = [3] if os.environ.get("SPARKAGG_TEST_SWEEP") == "short" else [1, 3, 17]
+# The partition counts the oracle suites sweep (sweep.py).
+PARTITIONS = sweep.PARTITIONS
 
 SCHEMA = pa.schema([
     ("k", pa.int64()),            # group key, NULL for some rows

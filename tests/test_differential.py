@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sweep
 from sparkagg.check import check
 
 CALLS = ["df_count(*)", "df_count(x)", "df_sum(x)", "df_avg(d)", "df_min(d)", "df_max(x)", "df_var_samp(d)",
@@ -23,7 +24,7 @@ rows = st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 4)), st.one_of(st.
 
 
 @pytest.mark.slow
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=sweep.examples(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(table=rows, spark_partitions=st.integers(1, 5), model_partitions=st.integers(1, 17),
        seed=st.integers(0, 1000), grouped=st.booleans())
 def test_spark_equals_the_reference_model(spark, table, spark_partitions, model_partitions, seed, grouped):

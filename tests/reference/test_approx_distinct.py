@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import sweep
 from sparkagg import reference
 from sparkagg.reference import aggregate, aggregate_groups, drivers, sliding
 from sparkagg.reference.approx_distinct import NUM_REGISTERS, Q, estimate, merge_registers
@@ -215,7 +216,7 @@ def test_estimator_edges():
 
 
 @pytest.mark.slow
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=sweep.examples(40), deadline=None)
 @given(values=st.lists(st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.integers(0, 30)),
                        max_size=60),
        keys=st.lists(st.sampled_from(["a", "b", None]), min_size=60, max_size=60),

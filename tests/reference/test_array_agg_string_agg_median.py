@@ -22,6 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import sweep
 from sparkagg import reference
 from sparkagg.reference import aggregate, aggregate_groups, sliding
 
@@ -415,7 +416,7 @@ INTS = st.one_of(st.none(), st.integers(-(2**62), 2**62))
 DECIMALS = st.one_of(st.none(), st.integers(-(10**6), 10**6).map(lambda i: D(i).scaleb(-3)))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=sweep.examples(60), deadline=None)
 @given(st.sampled_from([(F64, FLOATS), (pa.int64(), INTS), (pa.decimal128(9, 3), DECIMALS)]).flatmap(
     lambda tv: st.tuples(st.just(tv[0]), st.lists(tv[1], max_size=30))),
     st.integers(1, 6), st.integers(0, 3), st.integers(0, 3))
@@ -431,7 +432,7 @@ def test_median_partitioning_and_retract(case, partitions, preceding, following)
         assert exact(got, evaluate("median", [t], [values[start:end]])), i
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=sweep.examples(40), deadline=None)
 @given(st.lists(st.one_of(st.none(), st.text("abé", max_size=3)), max_size=30), st.integers(1, 6),
        st.integers(0, 5))
 def test_collections_partitioning(values, partitions, seed):

@@ -24,6 +24,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+import sweep
 from sparkagg import reference
 from sparkagg.reference import aggregate, sliding
 
@@ -806,7 +807,7 @@ def _close(function: str, actual: Any, expected: Any, rows: list) -> bool:
     return same(actual, expected, rel=1e-9, abs_tol=tolerance(function, rows))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=sweep.examples(150), deadline=None)
 @given(
     ys=st.lists(values_with_specials, max_size=40),
     xs=st.lists(values_with_specials, min_size=40, max_size=40),
@@ -830,7 +831,7 @@ def test_partitioning_does_not_change_results(ys, xs, key_choices, partitions, s
     assert _close(function, ungrouped, expected, _pairs(function, ys, xs)), (ungrouped, expected)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=sweep.examples(60), deadline=None)
 @given(
     values=st.lists(st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1)), max_size=30),
     partitions=st.integers(1, 17),
@@ -850,7 +851,7 @@ def test_bitwise_partitioning_does_not_change_results(values, partitions, seed, 
     assert aggregate(function, [pa.int64()], [x], partitions=partitions, seed=seed) == {None: expected}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=sweep.examples(40), deadline=None)
 @given(values=st.lists(st.one_of(st.none(), st.booleans()), max_size=30), partitions=st.integers(1, 17),
        seed=st.integers(0, 10**6), function=st.sampled_from(BOOLS))
 def test_boolean_partitioning_does_not_change_results(values, partitions, seed, function) -> None:
@@ -870,7 +871,7 @@ def _degenerate(rows: list[tuple]) -> bool:
     return False
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=sweep.examples(200), deadline=None)
 @given(
     kept_y=st.lists(values_with_specials, max_size=15),
     kept_x=st.lists(values_with_specials, min_size=15, max_size=15),
@@ -903,7 +904,7 @@ def test_update_then_retract_restores_the_result(kept_y, kept_x, extra_y, extra_
         acc.evaluate(), expected)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=sweep.examples(200), deadline=None)
 @given(
     ys=st.lists(values_with_specials, max_size=25),
     xs=st.lists(values_with_specials, min_size=25, max_size=25),

@@ -23,6 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import sweep
 from sparkagg import reference
 from sparkagg.reference import aggregate, sliding
 
@@ -619,7 +620,7 @@ def _expected_by_key(name: str, arg_type: pa.DataType, values: list, keys: list)
     return {k: evaluate(name, arg_type, vs) for k, vs in groups.items()}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=sweep.examples(60), deadline=None)
 @given(
     values=st.lists(small_ints, max_size=40),
     key_choices=st.lists(st.integers(0, 4), min_size=40, max_size=40),
@@ -636,7 +637,7 @@ def test_partitioning_does_not_change_results(values, key_choices, partitions, s
     assert ungrouped == {None: evaluate(name, pa.int64(), values)}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=sweep.examples(60), deadline=None)
 @given(
     values=st.lists(st.one_of(st.none(), st.decimals(min_value=-(10**6), max_value=10**6, places=2)), max_size=30),
     partitions=st.integers(1, 17),
@@ -657,7 +658,7 @@ def test_decimal_sum_and_avg_are_exact(values, partitions, seed) -> None:
     assert same(mean, truncated)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=sweep.examples(80), deadline=None)
 @given(
     values=st.lists(floats_with_specials, max_size=25),
     preceding=st.integers(0, 4),

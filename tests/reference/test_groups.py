@@ -18,12 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sweep
 from sparkagg import reference
 from sparkagg.reference import EmitTo, GroupsAccumulator, GroupsAccumulatorAdapter, NullState
 from sparkagg.reference.registry import NATIVE
 
 NAN, INF = math.nan, math.inf
-PROPERTY = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=sweep.examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def same(a: Any, b: Any, rel_tol: float = 0.0) -> bool:

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import sweep
 from sparkagg import reference
 from sparkagg.reference import aggregate, aggregate_groups
 from sparkagg.reference.ordering import Ordering
@@ -452,7 +453,7 @@ def test_nth_value_ignore_nulls_is_refused_as_in_datafusion_55():
 
 # --- properties ---------------------------------------------------------------------------------------
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=sweep.examples(40), deadline=None)
 @given(rows=st.lists(st.tuples(st.one_of(st.none(), st.integers(-9, 9)), st.one_of(st.none(), st.integers(0, 3)),
                                st.sampled_from([0, 1, None])), max_size=40),
        flags=st.tuples(st.booleans(), st.booleans(), st.booleans(), st.booleans()),
