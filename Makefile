@@ -130,8 +130,8 @@ test-scala: venv
 # `make test`: everything, from nothing. Set-up first, all at once (downloads and unpacking, one core's work
 # at most each); then every JAR and the wheel; then two lanes side by side, one per core: the JVM's (one sbt
 # start for scalafmt and the ScalaTest of every minor that runs it) and Python's (ruff, pytest on the default
-# minor, then each other minor's demo and Python suites). The run ends with build/test-times' table of its
-# phases and slowest tests, printed whether it passed or not.
+# minor), each ending with some other minors' demo and Python suites. The run ends with build/test-times'
+# table of its phases and slowest tests, printed whether it passed or not.
 test:
 	rm -rf $(REPORTS)
 	$(MAKE) test-run; status=$$?; build/test-times; exit $$status
@@ -141,14 +141,18 @@ test-run:
 	$(MAKE) wheel
 	$(MAKE) -j test-jvm test-py
 
-test-jvm: jars
+# The other minors' demos and Python suites end the lanes, the two oldest after sbt's, the others after
+# pytest's: the lanes then end at about the same time (a lane alone leaves a core idle part of the time).
+OTHERS_AFTER_SBT := $(wordlist 1,2,$(OTHERS))
+test-jvm: jars wheel
 	$(TIMED) "sbt: scalafmt, ScalaTest on Spark $(DEFAULT), $(firstword $(OTHERS)), $(lastword $(OTHERS))" \
 	  $(SBT) $(SCALAFMT) $(call project_of,$(DEFAULT))/test $(foreach p,$(SCALATEST_OTHERS),$(p)/test)
+	$(foreach m,$(OTHERS_AFTER_SBT),$(call minor_python,$(m)))
 
 test-py: wheel bench-deps
 	$(TIMED) "ruff" $(RUFF)
 	$(MAKE) test-python
-	$(foreach m,$(OTHERS),$(call minor_python,$(m)))
+	$(foreach m,$(filter-out $(OTHERS_AFTER_SBT),$(OTHERS)),$(call minor_python,$(m)))
 
 # `make check`: the inner loop on a built tree, three minutes. The same two lanes on the default minor alone:
 # scalafmt and every ScalaTest suite at the other minors' sweep (sparkagg.test.sweep=short) without the tests
