@@ -27,8 +27,7 @@ run; the end prints each call's worst shape at 1k and 1M groups, the figure to q
 
 --only times just the calls named (their first column below) and records nothing; --shapes times just the
 shapes named (their first column), and the worst shape recorded is the worst of those; the --also-on runs
-take the cached table's three among them (`make bench BENCH_ROWS=N`, a trial, takes cached-1k and
-parquet-1M, so cached-1k alone there).
+take the cached table's three among them (`make bench BENCH_ROWS=N`, a trial, takes cached-1k alone).
 
 The ratios go to bench/results/bench_grouped.json and bench_grouped-spark<minor>.json (bench/plot.py): the
 worst shape of each group count, the TypedImperativeAggregate and DataFusion ratios, and every shape's
