@@ -154,7 +154,7 @@ test-py: wheel bench-deps
 	$(MAKE) test-python
 	$(foreach m,$(filter-out $(OTHERS_AFTER_SBT),$(OTHERS)),$(call minor_python,$(m)))
 
-# `make check`: the inner loop on a built tree, three minutes. The same two lanes on the default minor alone:
+# `make check`: the inner loop on a built tree, a few minutes. The same two lanes on the default minor alone:
 # scalafmt and every ScalaTest suite at the other minors' sweep (sparkagg.test.sweep=short) without the tests
 # tagged Slow, ruff and pytest without the tests marked slow (those that start Spark applications of their
 # own: clusters, a Connect server, spark-submit, make targets; and those that run for seconds) at one

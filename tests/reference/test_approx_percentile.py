@@ -310,7 +310,7 @@ def test_total_order_key():
 # --- exact agreement with DataFusion on one partition ---------------------------------------------
 
 DISTRIBUTIONS = ("uniform", "normal", "skewed", "few_distinct", "ascending", "descending")
-SIZES = (0, 1, 100, 10_000, pytest.param(50_000, marks=pytest.mark.slow))
+SIZES = (0, 1, 100, *(pytest.param(n, marks=pytest.mark.slow) for n in (10_000, 50_000)))
 VALUE_TYPES = (pa.int64(), pa.float64(), pa.int32())
 
 

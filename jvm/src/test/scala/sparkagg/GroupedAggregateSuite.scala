@@ -323,7 +323,7 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     spark.catalog.uncacheTable("cached")
   }
 
-  test("a staged Partial node runs a subquery in its arguments, and an identical one is reused") {
+  test("a staged Partial node runs a subquery in its arguments, and an identical one is reused", Slow) {
     val withSubquery = "SELECT k, df_sum(l + (SELECT max(l) FROM t)) FROM t GROUP BY k ORDER BY k"
     val (grouped, typed, _) = bothPaths(withSubquery)
     assert(grouped == typed && grouped.nonEmpty)

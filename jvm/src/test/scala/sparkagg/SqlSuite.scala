@@ -300,7 +300,7 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
     }
   }
 
-  test("a user-defined accumulator: registered from Scala, by class name, and through functions.udaf") {
+  test("a user-defined accumulator: registered from Scala, by class name, and through functions.udaf", Slow) {
     SparkAgg.registerFunction(spark, "my_avg", MyAvg)
     SparkAgg.registerClass(spark, "my_avg_by_name", "sparkagg.testing.MyAvg")
     // A boxed input encoder, so NULLs reach the accumulator as NULLs (scalaDouble would make them 0.0).

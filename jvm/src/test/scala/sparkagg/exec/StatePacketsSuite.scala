@@ -245,7 +245,8 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     }
   }
 
-  test("a packet's bytes are written over once the next one has left; each packet read before then holds its rows") {
+  test(
+    "a packet's bytes are written over once the next one has left; each packet read before then holds its rows", Slow) {
     val random = new scala.util.Random(20261203)
     val groups = 40000 // about 6 MB of rows: packets of a megabyte fill up several times in each partition
     val key = AttributeReference("key", LongType)()
@@ -428,7 +429,7 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     }
   }
 
-  test("a group's state larger than a packet is a packet of its own") {
+  test("a group's state larger than a packet is a packet of its own", Slow) {
     val sql = "SELECT k % 2 AS g, length(df_string_agg(repeat(s, 40), ',')) FROM t GROUP BY k % 2 ORDER BY g"
     val (packed, plain, unpacking, _) = bothWays(sql)
     assert(packed == plain && unpacking == 1)
