@@ -83,7 +83,10 @@ def test_every_reference_function_is_checked_here(spark):
     assert set(registered(spark)) <= checked
 
 
-@pytest.mark.parametrize("grouping", [pytest.param("GROUP BY k", marks=pytest.mark.slow), "GROUP BY k, g", ""])
+GROUPED_SLOW = [pytest.param(g, marks=pytest.mark.slow) for g in ("GROUP BY k", "GROUP BY k, g")]
+
+
+@pytest.mark.parametrize("grouping", [*GROUPED_SLOW, ""])
 def test_every_function_grouped_and_global(spark, grouping):
     keys = grouping.replace("GROUP BY ", "") + ", " if grouping else ""
     query = f"SELECT {keys}{', '.join(calls())} FROM {DATA} {grouping}"

@@ -389,7 +389,7 @@ def test_oracle_special_floats():
     _compare(batches, [pa.float64()], ["x"], lambda p: APC.bind(p=p), "approx_percentile_cont(x, {p})", "nan")
 
 
-@pytest.mark.parametrize("n", [1, 100, 10_000, pytest.param(30_000, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("n", [1, 100, *(pytest.param(n, marks=pytest.mark.slow) for n in (10_000, 30_000))])
 def test_oracle_with_weight(n):
     """Weights as DataFusion takes them: zero and negative ones included (no NULLs here: see below)."""
     rng = random.Random(n)
@@ -489,7 +489,7 @@ def test_multi_phase_within_one_percent_of_rank(t, dist, partitions, monkeypatch
     assert ok(aggregate(MEDIAN, [t], [column], partitions=partitions)[None], data, 0.5)
 
 
-@pytest.mark.parametrize("partitions", (2, 5))
+@pytest.mark.parametrize("partitions", (2, pytest.param(5, marks=pytest.mark.slow)))
 def test_multi_phase_grouped_and_large(partitions, monkeypatch):
     monkeypatch.setattr(drivers, "MAX_BATCH_ROWS", 2000)
     rng = random.Random(partitions)
