@@ -40,7 +40,7 @@ object DefaultLineOnly extends Tag("sparkagg.DefaultLineOnly")
 
 /**
  * A test that runs for seconds (every function through a whole plan, hundreds of partitions, a spill): `make
- * check` leaves it to `make test` (build.sbt's ScalaTest argument `-l sparkagg.Slow`), which runs it on every
- * minor it would otherwise run on.
+ * check` leaves it to `make test` (the Makefile's SBT_TEST_SHORT passes ScalaTest `-l sparkagg.Slow`), which
+ * runs it on every minor it would otherwise run on.
  */
 object Slow extends Tag("sparkagg.Slow")
