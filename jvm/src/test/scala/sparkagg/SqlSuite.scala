@@ -258,7 +258,8 @@ class SqlSuite extends AnyFunSuite with LocalSpark {
 
   test(
     s"percentile_cont WITHIN GROUP equals Spark's percentile_cont, ASC and DESC, grouped, ${Sweep.partitions.mkString(
-        "/")} partitions") {
+        "/")} partitions",
+    Slow) {
     assume(SparkFeatures.withinGroup, "WITHIN GROUP needs Spark 4.0 (the test above checks 3.5's refusal)")
     for (parts <- Sweep.partitions) {
       spark.table("t").repartition(parts).createOrReplaceTempView("tp")
