@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import sqlcases
+import sweep
 from sparkagg import cli, reference
 from sparkagg.check import Difference, UnsupportedQuery, check, parse
 
@@ -83,10 +84,7 @@ def test_every_reference_function_is_checked_here(spark):
     assert set(registered(spark)) <= checked
 
 
-GROUPED_SLOW = [pytest.param(g, marks=pytest.mark.slow) for g in ("GROUP BY k", "GROUP BY k, g")]
-
-
-@pytest.mark.parametrize("grouping", [*GROUPED_SLOW, ""])
+@pytest.mark.parametrize("grouping", [sweep.slow("GROUP BY k"), sweep.slow("GROUP BY k, g"), ""])
 def test_every_function_grouped_and_global(spark, grouping):
     keys = grouping.replace("GROUP BY ", "") + ", " if grouping else ""
     query = f"SELECT {keys}{', '.join(calls())} FROM {DATA} {grouping}"

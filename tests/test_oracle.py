@@ -9,6 +9,7 @@ import pytest
 
 import data
 import oracle
+import sweep
 from sparkagg import reference
 
 CALLS = [
@@ -195,8 +196,7 @@ def _means_agree(got: tuple, want: tuple) -> bool:
 
 
 @pytest.mark.parametrize("partitions", data.PARTITIONS)
-@pytest.mark.parametrize("operator", [True, pytest.param(False, marks=pytest.mark.slow)],
-                         ids=["operator", "spark-aggregate"])
+@pytest.mark.parametrize("operator", [True, sweep.slow(False)], ids=["operator", "spark-aggregate"])
 def test_regr_means_with_infinities_follow_avg_in_every_path(spark, partitions, operator):
     """regr_avgx / regr_avgy are avg of the pairs' column, whatever order rows and states arrive in: a
     column holding +inf and finite values averages to +inf (Welford's mean says NaN when a finite value

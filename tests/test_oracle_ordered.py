@@ -17,6 +17,7 @@ from pyspark.errors import AnalysisException
 import data
 import oracle
 import sparkagg
+import sweep
 
 WITHIN_GROUP = sparkagg.spark_minor() != "3.5"
 needs_within_group = pytest.mark.skipif(
@@ -207,7 +208,7 @@ def test_tdigest_equals_datafusion_on_one_partition(spark, n):
     assert got == expected, [(c, a, b) for c, a, b in zip(TDIGEST, got[0], expected[0]) if a != b]
 
 
-@pytest.mark.parametrize("partitions", [3, pytest.param(17, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("partitions", [3, sweep.slow(17)])
 def test_tdigest_within_one_percent_of_the_true_rank(spark, partitions):
     """Across partitions the digests merge in another order: the estimate's rank stays within 1%."""
     t = _digest_table(60_000, seed=9)

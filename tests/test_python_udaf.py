@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 import pytest
 from pyspark.sql import functions as F
 
+import sweep
 from data import PARTITIONS, frame
 from oracle import same
 from sparkagg import reference
@@ -205,10 +206,10 @@ class RetractingSum(Accumulator):
 
 @pytest.mark.parametrize("bounds,frame_sql", [
     ((-3, 0), "ROWS BETWEEN 3 PRECEDING AND CURRENT ROW"),
-    pytest.param((-1, 2), "ROWS BETWEEN 1 PRECEDING AND 2 FOLLOWING", marks=pytest.mark.slow),
-    pytest.param((None, 0), "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW", marks=pytest.mark.slow),
-    pytest.param((1, 3), "ROWS BETWEEN 1 FOLLOWING AND 3 FOLLOWING", marks=pytest.mark.slow),
-    pytest.param((0, None), "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING", marks=pytest.mark.slow),
+    sweep.slow((-1, 2), "ROWS BETWEEN 1 PRECEDING AND 2 FOLLOWING"),
+    sweep.slow((None, 0), "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"),
+    sweep.slow((1, 3), "ROWS BETWEEN 1 FOLLOWING AND 3 FOLLOWING"),
+    sweep.slow((0, None), "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING"),
 ])
 def test_sliding_windows_equal_the_jvm_window_operator(spark, bounds, frame_sql):
     table = _table(400, seed=5).append_column("t", pa.array(range(405), pa.int64()))
@@ -280,7 +281,7 @@ def _key(value):
     return "NaN" if isinstance(value, float) and value != value else value
 
 
-@pytest.mark.parametrize("keys", [pytest.param(keys, marks=[pytest.mark.slow] if name in SLOW_KEY_SHAPES else [])
+@pytest.mark.parametrize("keys", [sweep.slow(keys) if name in SLOW_KEY_SHAPES else keys
                                   for name, keys in KEY_SHAPES.items()], ids=KEY_SHAPES.keys())
 def test_every_key_shape_groups_as_spark_groups_by(spark, keys):
     df = spark.range(0, 3000, 1, 5).selectExpr(

@@ -243,7 +243,7 @@ def large_batches(monkeypatch):
 
 
 @pytest.mark.parametrize("kind", ["int64", "string"])
-@pytest.mark.parametrize("n", [1_000, 50_000, pytest.param(300_000, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("n", [1_000, 50_000, sweep.slow(300_000)])
 def test_global_agrees_with_datafusion(large_batches, kind, n):
     t = ARROW[kind]
     column = pa.array(with_duplicates_and_nulls(distinct_values(kind, n), seed=n), t)

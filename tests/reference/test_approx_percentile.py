@@ -22,6 +22,7 @@ import datafusion
 import pyarrow as pa
 import pytest
 
+import sweep
 from sparkagg import reference
 from sparkagg.reference import aggregate, aggregate_groups, drivers
 from sparkagg.reference.tdigest import TDigest, total_order_key
@@ -310,7 +311,7 @@ def test_total_order_key():
 # --- exact agreement with DataFusion on one partition ---------------------------------------------
 
 DISTRIBUTIONS = ("uniform", "normal", "skewed", "few_distinct", "ascending", "descending")
-SIZES = (0, 1, 100, *(pytest.param(n, marks=pytest.mark.slow) for n in (10_000, 50_000)))
+SIZES = (0, 1, 100, sweep.slow(10_000), sweep.slow(50_000))
 VALUE_TYPES = (pa.int64(), pa.float64(), pa.int32())
 
 
@@ -389,7 +390,7 @@ def test_oracle_special_floats():
     _compare(batches, [pa.float64()], ["x"], lambda p: APC.bind(p=p), "approx_percentile_cont(x, {p})", "nan")
 
 
-@pytest.mark.parametrize("n", [1, 100, *(pytest.param(n, marks=pytest.mark.slow) for n in (10_000, 30_000))])
+@pytest.mark.parametrize("n", [1, 100, sweep.slow(10_000), sweep.slow(30_000)])
 def test_oracle_with_weight(n):
     """Weights as DataFusion takes them: zero and negative ones included (no NULLs here: see below)."""
     rng = random.Random(n)
@@ -489,7 +490,7 @@ def test_multi_phase_within_one_percent_of_rank(t, dist, partitions, monkeypatch
     assert ok(aggregate(MEDIAN, [t], [column], partitions=partitions)[None], data, 0.5)
 
 
-@pytest.mark.parametrize("partitions", (2, pytest.param(5, marks=pytest.mark.slow)))
+@pytest.mark.parametrize("partitions", (2, sweep.slow(5)))
 def test_multi_phase_grouped_and_large(partitions, monkeypatch):
     monkeypatch.setattr(drivers, "MAX_BATCH_ROWS", 2000)
     rng = random.Random(partitions)

@@ -372,7 +372,7 @@ def test_string_agg_ordered_keeps_delimiter_rules():
 # --- agreement with DataFusion ------------------------------------------------------------------
 
 @pytest.mark.parametrize("keys", ORDERINGS, ids=lambda ks: order_by(ks).replace(" ", "_"))
-@pytest.mark.parametrize("grouped", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["global", "grouped"])
+@pytest.mark.parametrize("grouped", [False, sweep.slow(True)], ids=["global", "grouped"])
 def test_oracle_ordered(keys, grouped):
     table = dataset(90, seed=len(order_by(keys)))
     o = order_by(keys)

@@ -355,10 +355,12 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
   private def keyShapesAt(partitions: Int): Seq[String] =
     if (partitions > 200) Seq("m", "k, s", "n, d") else keyShapes
 
-  // `make check` runs the cases without adaptive execution below 200 partitions; the others are Slow.
+  /** `make check` runs the cases without adaptive execution below 200 partitions; the others are Slow. */
+  private def packedCaseTags(partitions: Int, adaptive: Boolean) = Sweep.slowIf(partitions > 200 || adaptive)
+
   for (adaptive <- Seq(true, false); partitions <- Sweep.shufflePartitions; keys <- keyShapesAt(partitions)) {
     test(s"packed and plain agree, GROUP BY $keys, $partitions partitions, adaptive $adaptive",
-      Sweep.slowIf(partitions > 200 || adaptive): _*) {
+      packedCaseTags(partitions, adaptive): _*) {
       withConf("spark.sql.adaptive.enabled" -> adaptive.toString,
         "spark.sql.shuffle.partitions" -> partitions.toString) {
         val sql = s"SELECT $keys, df_sum(x), df_count(x), df_max(s), df_median(x), df_approx_distinct(s) " +
@@ -374,7 +376,7 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
   for (adaptive <- Seq(true, false); partitions <- Sweep.shufflePartitions;
     keys <- if (partitions > 200) Seq("k") else Seq("k", "n", "d")) {
     test(s"packets of columns: packed and plain agree, GROUP BY $keys, $partitions partitions, adaptive $adaptive",
-      Sweep.slowIf(partitions > 200 || adaptive): _*) {
+      packedCaseTags(partitions, adaptive): _*) {
       withConf("spark.sql.adaptive.enabled" -> adaptive.toString,
         "spark.sql.shuffle.partitions" -> partitions.toString) {
         // States of bigints, doubles, booleans and strings only, by one integer-like key: packets of columns.
