@@ -88,6 +88,10 @@ lint: venv
 # ---- Tests. Each runner writes a JUnit XML report under target/test-times/<runner>/ (ScalaTest: build.sbt),
 # which build/test-times reads for the seconds of each suite or file and the slowest tests.
 REPORTS = target/test-times
+# Every Spark application the tests start (pytest's session, spark-submit, the CLI, demos, Connect servers)
+# compiles with C1 alone, as ScalaTest's JVMs do (build.sbt): they live seconds to minutes on small inputs,
+# where C2's compilations cost more CPU than they return (a demo: 24 s of CPU -> 15 s). Not for `make bench`.
+test test-run test-jvm test-py check check-jvm check-py test-long: export SPARK_SUBMIT_OPTS := -XX:TieredStopAtLevel=1
 PYTEST  = -m pytest -q -p no:cacheprovider --durations=10
 SBT_TEST_SHORT := 'set Test/javaOptions += "-Dsparkagg.test.sweep=short"' \
                   'set Test/testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-l", "sparkagg.Slow")'

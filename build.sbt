@@ -90,7 +90,11 @@ def sparkLine(line: SparkLine): Project =
         "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
         "-Djdk.reflect.useDirectMethodHandle=false",
         // common/LargeArrays.scala: recycle nearly every array the operator lets go of, scribbled over.
-        "-Dsparkagg.test.recycleAll=true"
+        "-Dsparkagg.test.recycleAll=true",
+        // C1 alone: the suites run small inputs through many short plans, where C2's compilations cost more
+        // CPU than they return (SqlSuite and WindowSuite: 186 s of CPU -> 120 s). The Makefile does the same
+        // for the tests' Spark applications (SPARK_SUBMIT_OPTS).
+        "-XX:TieredStopAtLevel=1"
       ),
       Test / parallelExecution := false,
       // Each test's duration in the log, and a JUnit XML report per suite where build/test-times reads the

@@ -351,14 +351,14 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
   private val keyShapes = Seq("k", "n", "s", "d", "m", "k, s", "n, d")
 
   /** Past 200 partitions only the shuffle's writer changes, not the packing of any one key type: the two
-   *  keys of two types and the fifth type cover them. */
-  private def keyShapesAt(partitions: Int): Seq[String] =
-    if (partitions > 200) Seq("m", "k, s", "n, d") else keyShapes
+   *  keys of two types and the fifth type cover them, taking adaptive execution on and off in turn. */
+  private def keyShapesAt(partitions: Int, adaptive: Boolean): Seq[String] =
+    if (partitions <= 200) keyShapes else if (adaptive) Seq("m", "n, d") else Seq("k, s")
 
   /** `make check` runs the cases without adaptive execution below 200 partitions; the others are Slow. */
   private def packedCaseTags(partitions: Int, adaptive: Boolean) = Sweep.slowIf(partitions > 200 || adaptive)
 
-  for (adaptive <- Seq(true, false); partitions <- Sweep.shufflePartitions; keys <- keyShapesAt(partitions)) {
+  for (adaptive <- Seq(true, false); partitions <- Sweep.shufflePartitions; keys <- keyShapesAt(partitions, adaptive)) {
     test(s"packed and plain agree, GROUP BY $keys, $partitions partitions, adaptive $adaptive",
       packedCaseTags(partitions, adaptive): _*) {
       withConf("spark.sql.adaptive.enabled" -> adaptive.toString,

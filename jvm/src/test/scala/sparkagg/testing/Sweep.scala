@@ -22,6 +22,13 @@ object Sweep {
 
   val partitions: Seq[Int] = scaled(Seq(1, 3, 17), Seq(3))
 
+  /** The partition counts the `i`-th case of a sweep across cases and partition counts runs at. Every count if
+   *  `everyCount` or in `make test-long`; otherwise the cases take the counts in turn, so that every case and
+   *  every count run, though not every pair of them: what a case varies (its keys, its functions) and what the
+   *  count varies (how many partial states meet) are checked apart. */
+  def partitionsOf(i: Int, everyCount: Boolean): Seq[Int] =
+    if (everyCount || long) partitions else Seq(partitions(i % partitions.size))
+
   /** For the exchange of state packets also 201: past 200 partitions Spark's shuffle writes in another way. */
   val shufflePartitions: Seq[Int] = scaled(Seq(1, 3, 201), Seq(3))
 
