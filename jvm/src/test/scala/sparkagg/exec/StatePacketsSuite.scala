@@ -351,9 +351,11 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
   private val keyShapes = Seq("k", "n", "s", "d", "m", "k, s", "n, d")
 
   /** Past 200 partitions only the shuffle's writer changes, not the packing of any one key type: the two
-   *  keys of two types and the fifth type cover them, taking adaptive execution on and off in turn. */
+   *  keys of two types and the fifth type cover them, taking adaptive execution on and off in turn (both, in
+   *  `make test-long`). */
   private def keyShapesAt(partitions: Int, adaptive: Boolean): Seq[String] =
-    if (partitions <= 200) keyShapes else if (adaptive) Seq("m", "n, d") else Seq("k, s")
+    if (partitions <= 200) keyShapes
+    else Sweep.volume(ci = if (adaptive) Seq("m", "n, d") else Seq("k, s"), long = Seq("m", "k, s", "n, d"))
 
   /** `make check` runs the cases without adaptive execution below 200 partitions; the others are Slow. */
   private def packedCaseTags(partitions: Int, adaptive: Boolean) = Sweep.slowIf(partitions > 200 || adaptive)
