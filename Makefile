@@ -206,7 +206,7 @@ fuzz: $(if $(FUZZ_ON_DEFAULT),jar,wheel .venvs/spark-$(FUZZ_SPARK)/.installed)
 	  $(if $(FUZZ_COUNT),--count $(FUZZ_COUNT),--seconds $(or $(FUZZ_SECONDS),300))
 
 # Each script prints its figures and records its ratios in $(BENCH_OUT)/<script>.json; plot.py draws
-# them all into $(BENCH_OUT)/bench.png (bench/results/bench.png is the README's plot). BENCH_ROWS=N makes
+# them all into $(BENCH_OUT)/bench.png (bench/results/bench.png is docs/benchmarks.md's plot). BENCH_ROWS=N makes
 # the same steps a short trial: N rows, one run per query, no 20M-group spill run (minutes otherwise),
 # bench_window at two frame widths, and bench_grouped on the cached table of 1k groups instead of all twelve
 # shapes (its floor and DataFusion runs still read a Parquet file).

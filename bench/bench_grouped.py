@@ -203,7 +203,7 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: lis
 
 def report(recorder, timings: dict, anchors: dict, rows: int) -> None:
     """Prints every ratio, records the worst shape of each group count (and every shape's times), and ends
-    with the table of worst shapes the README quotes."""
+    with the table of worst shapes docs/benchmarks.md quotes."""
     print("ratios, sparkagg's grouped operator / other (lower is better for sparkagg):")
     labels = {name: f"{label}, {groups}" for name, label, _, _, groups in SHAPES}
     chart = f"Grouped operator, {rows:,} rows, the worst input and key shape: sparkagg / Spark"

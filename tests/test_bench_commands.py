@@ -1,4 +1,4 @@
-"""The bench script command README.md shows, run exactly as written (the make lines, whose quick trial runs
+"""The bench script command docs/benchmarks.md shows, run exactly as written (the make lines, whose quick trial runs
 every bench script and the plot: test_make_targets.py), bench/profile_grouped.py's charging of samples to
 parts, on made-up stacks, and the task CPU bench/common.py reads."""
 from __future__ import annotations

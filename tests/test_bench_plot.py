@@ -51,10 +51,10 @@ def test_plot_refuses_a_folder_without_ratios(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_committed_results_draw_and_the_readme_shows_the_plot(tmp_path):
+def test_the_committed_results_draw_and_the_docs_show_the_plot(tmp_path):
     runs = plot.load(ROOT / "bench" / "results")
     assert {r["script"] for r in runs} >= {"bench_avg_sum", "bench_numeric", "bench_window"}
     plot.draw(runs, tmp_path / "bench.png")
     assert (tmp_path / "bench.png").read_bytes()[:8] == PNG
     assert (ROOT / "bench" / "results" / "bench.png").read_bytes()[:8] == PNG
-    assert "](bench/results/bench.png)" in (ROOT / "README.md").read_text()
+    assert "](../bench/results/bench.png)" in (ROOT / "docs" / "benchmarks.md").read_text()

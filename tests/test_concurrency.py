@@ -1,7 +1,7 @@
 """Many clients at once (tests/apps/concurrent_clients.py): 16 threads, each running its own mix of grouped,
 windowed and state-form queries whose every result is checked against Spark's built-ins, on a classic
 session, on a Spark Connect server (a session per client), and on a local-cluster with an executor killed
-mid-run. Nothing wrong, no query failed, none hanging. `make test` runs each for SECONDS; README's figures
+mid-run. Nothing wrong, no query failed, none hanging. `make test` runs each for SECONDS; docs/testing.md's figures
 come from the same app run for three minutes."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The finalize Java UDF classes registered from PySpark as README.md's "State as data" shows: with the
+"""The finalize Java UDF classes registered from PySpark as docs/state-as-data.md shows: with the
 return type where the result follows the state, without it where the class declares it. A class whose
 result follows the state, registered without the type, fails at registration and names the type to pass
 (before, it registered as struct<> and failed inside the first job)."""
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from py4j.protocol import Py4JJavaError
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "state-as-data.md"
 
 # Finalize classes whose result type follows the state: (class, function).
 TYPE_FOLLOWS_STATE = [("SumFinalize", "sum"), ("AvgFinalize", "avg"), ("MinFinalize", "min"),
@@ -20,7 +20,7 @@ TYPE_FOLLOWS_STATE = [("SumFinalize", "sum"), ("AvgFinalize", "avg"), ("MinFinal
 
 
 def _readme_state_as_data_python() -> list[str]:
-    section = README.read_text().split("## State as data")[1]
+    section = PAGE.read_text()
     return re.search(r"```python\n(.*?)```", section, re.S).group(1).strip().splitlines()
 
 
@@ -31,7 +31,7 @@ def test_readme_registration_and_query(spark):
                  GROUP BY shop, day""").createOrReplaceTempView("daily")
     *statements, query = _readme_state_as_data_python()
     assert any("registerJavaFunction" in s and '"double"' not in s for s in statements)  # one without a type
-    # The README's avg_final line without its type: refused at registration, saying to pass it.
+    # The page's avg_final line without its type: refused at registration, saying to pass it.
     untyped = next(s for s in statements if '"double"' in s).replace(', "double"', "")
     wanted = 'registerJavaFunction\\("avg_final", "sparkagg.udf.AvgFinalize", "double"\\)'
     with pytest.raises(Py4JJavaError, match=wanted):

@@ -24,11 +24,11 @@ CALLS = [
                                    "regr_r2", "regr_avgx", "regr_avgy", "regr_sxx", "regr_syy", "regr_sxy")
       for y, x in (("f", "i"), ("d", "l"), ("m", "f"))],
 ]
-# DataFusion 55's corr is NULL where one column holds a NaN (README.md, "Deviations from DataFusion 55"):
+# DataFusion 55's corr is NULL where one column holds a NaN (docs/deviations.md):
 # sparkagg keeps NaN, as covar_pop of the same pairs gives it, so there the oracle's covar_pop decides.
 CORR_BESIDE = {c: CALLS.index(c.replace("corr(", "covar_pop(")) for c in CALLS if c.startswith("corr(")}
 # DataFusion's grouped min/max is order-dependent with NaN (a known upstream bug sparkagg does not
-# copy; README.md, "Deviations from DataFusion 55"): those cells are checked against the reference model instead.
+# copy; docs/deviations.md): those cells are checked against the reference model instead.
 NAN_GROUPED = {"min(d)", "max(d)"}
 
 
@@ -41,7 +41,7 @@ def _mean_of_pairs(call: str) -> str:
 
 
 # DataFusion 55's regr_avgx / regr_avgy take Welford's running mean, whose value with an infinity depends
-# on the order rows come in (README.md, "Deviations from DataFusion 55"); sparkagg's is avg's, so the
+# on the order rows come in (docs/deviations.md); sparkagg's is avg's, so the
 # oracle is asked for avg over the same pairs.
 ORACLE_FORM = {c: _mean_of_pairs(c) for c in CALLS if c.startswith(("regr_avgx(", "regr_avgy("))}
 # Floating sums depend on the order of additions, which partitioning changes.
@@ -226,7 +226,7 @@ def test_regr_means_with_infinities_follow_avg_in_every_path(spark, partitions, 
 
 def test_regr_means_with_infinities_over_sliding_frames(spark):
     """The same over ROWS frames, where the window retracts: each frame's IEEE mean, worked out in
-    Python from its rows (DataFusion's sliding avg stays NaN once an infinity has left, README)."""
+    Python from its rows (DataFusion's sliding avg stays NaN once an infinity has left, docs/deviations.md)."""
     t = _specials_table(7)
     data.frame(spark, t).createOrReplaceTempView("t")
     ys, xs = t["y"].to_pylist(), t["x"].to_pylist()

@@ -3,8 +3,8 @@ aggregates, against DataFusion 55 with datafusion-extra-functions (oracle.py) on
 global at 1 / 3 / 17 partitions, on sparkagg's grouped operator and on Spark's own; then hand-worked
 groups at the NULL thresholds (too few values, values that do not vary, NaN, infinities), and the
 reference model. sparkagg keeps central moments where DataFusion-extra sums powers: equal results on
-well-conditioned data, NULL where the values do not vary and its sums cancel into noise (README,
-Deviations)."""
+well-conditioned data, NULL where the values do not vary and its sums cancel into noise (docs/
+deviations.md)."""
 from __future__ import annotations
 
 import math
@@ -105,8 +105,8 @@ def test_thresholds_and_special_values_agree_with_datafusion_extra(spark, partit
     want = oracle.run(t, _query(calls, "", True))
     got = _spark_rows(spark, t, _query(calls, "df_", True), partitions)
     by_group = {r[0]: r[1:] for r in got}
-    # Six 0.1s do not vary: NULL. DataFusion-extra's sums of powers cancel into noise there (README,
-    # Deviations); every other group is its result.
+    # Six 0.1s do not vary: NULL. DataFusion-extra's sums of powers cancel into noise there (docs/
+    # deviations.md); every other group is its result.
     assert by_group[8] == (None, None, None)
     assert next(r for r in want if r[0] == 8)[1:] != (None, None, None)
     assert _close_rows([r for r in got if r[0] != 8], [r for r in want if r[0] != 8]), (got, want)

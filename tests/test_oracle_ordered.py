@@ -90,8 +90,8 @@ def _same_rows(x: list[tuple], y: list[tuple], near: tuple = ()) -> bool:
 
 
 def _interpolation_slack(table: pa.Table, calls, offset: int) -> tuple:
-    """DataFusion 55 truncates percentile_cont's interpolation weight to six decimals (README,
-    Deviations), which moves a result by at most 1e-6 of the gap between its two values: 1e-6 of the
+    """DataFusion 55 truncates percentile_cont's interpolation weight to six decimals (docs/
+    deviations.md), which moves a result by at most 1e-6 of the gap between its two values: 1e-6 of the
     column's finite range bounds it. Other calls: none (position j + offset of a row)."""
     slack = [0.0] * (offset + len(calls))
     for j, call in enumerate(calls):
@@ -282,7 +282,7 @@ def test_ordered_state_round_trip(spark):
 def test_percentile_cont_interpolates_exactly_where_datafusion_truncates_its_weight(spark):
     """percentile_cont(0.3) of {1, 2, 3, 5}: index 0.3 * 3 = 0.9 (0.8999... in doubles), so 1 + 0.9 * (2 - 1)
     = 1.9 by hand and by Spark's percentile_cont; DataFusion 55 truncates the weight to six decimals and
-    says 1.899999 (README, Deviations). A float column gives a float, as in DataFusion 55."""
+    says 1.899999 (docs/deviations.md). A float column gives a float, as in DataFusion 55."""
     t = pa.table({"x": pa.array([1, 2, 3, 5], pa.int64()), "f": pa.array([1, 2, 3, 5], pa.float32())})
     [(theirs, their_float)] = oracle.run(t, "SELECT percentile_cont(0.3) WITHIN GROUP (ORDER BY x), "
                                             "percentile_cont(f, 0.3) FROM t")

@@ -388,11 +388,10 @@ def test_docstring_examples_run(spark, module):
 
 
 def test_the_readme_example_runs(spark, capsys):
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Aggregates written in Python"):]
+    section = (ROOT / "docs" / "python-aggregates.md").read_text()
     code = section[section.index("```python\n") + 10: section.index("\n```", section.index("```python"))]
     # Run as a user's script runs: in __main__, whose classes travel to the workers by value.
-    script = compile(code.replace("spark = sparkagg.session()\n", ""), "README", "exec")
+    script = compile(code.replace("spark = sparkagg.session()\n", ""), "docs/python-aggregates.md", "exec")
     exec(script, {"spark": spark, "__name__": "__main__"})
     shown = capsys.readouterr().out
     rows = [line.replace(" ", "").strip("|").split("|") for line in shown.upper().splitlines() if line.startswith("|")]

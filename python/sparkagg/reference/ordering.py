@@ -43,8 +43,8 @@ def _float_order_key(x: float) -> tuple[int, float, float]:
     """The total order of min/max on floats: NaN above every number, and -0.0 below 0.0.
 
     DataFusion's ungrouped min/max order this way (min(0.0, -0.0) is -0.0, max is 0.0, in either
-    arrival order) and sparkagg puts NaN on top in grouped aggregation too (README.md, "Deviations from
-    DataFusion 55"), so one order serves every path."""
+    arrival order) and sparkagg puts NaN on top in grouped aggregation too (docs/deviations.md),
+    so one order serves every path."""
     if math.isnan(x):
         return (1, 0.0, 0.0)
     return (0, x, math.copysign(1.0, x))

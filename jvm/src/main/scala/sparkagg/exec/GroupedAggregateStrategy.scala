@@ -27,7 +27,7 @@ import sparkagg.catalyst.{AccumulatorAggregate, Form, SparkAggregates}
  * TypedImperativeAggregates in ObjectHashAggregateExec: every function of the catalogue has its native
  * GroupsAccumulator, so that is an aggregation with another of Spark's aggregates, or with a user's own
  * function written only as an Accumulator (one live Accumulator per group on the operator was measured
- * slower than ObjectHashAggregateExec's fallback to sorting at many groups: README, Grouped aggregation).
+ * slower than ObjectHashAggregateExec's fallback to sorting at many groups: docs/grouped-operator.md).
  *
  * Settings (read when a query runs):
  *  - `spark.sparkagg.groups.enabled` (default true): false plans every aggregation Spark's way.
@@ -36,7 +36,7 @@ import sparkagg.catalyst.{AccumulatorAggregate, Form, SparkAggregates}
  *    (default 0.8): after that many rows, a Partial node with at least that ratio of groups to rows stops
  *    aggregating and passes rows on as states. Off by default, unlike DataFusion (100000 rows): in Spark
  *    the rows passed on cross a shuffle, which costs more than DataFusion's in-process repartition, and a
- *    partition's first rows rarely tell its reduction (README: Grouped aggregation).
+ *    partition's first rows rarely tell its reduction (docs/grouped-operator.md).
  *  - Spark's `spark.sql.objectHashAggregate.sortBased.fallbackThreshold` (default 128): a merging node refused
  *    memory spills its groups only when it holds more than that many, as ObjectHashAggregate sorts only past it.
  *  - `spark.sparkagg.groups.packets` (default true): the states cross each shuffle by the keys in packets,

@@ -25,7 +25,7 @@ import sparkagg.common.{BinaryColumn, BooleanColumn, Validity}
  * [[sparkagg.api.StatePacking]], one function's state fields packed into one value.)
  *
  * Why: Spark's shuffle costs per row (serialization, a checksum, a length read through a locked stream), and
- * at a million groups it was half the time of an aggregation (README: Grouped aggregation), none of it
+ * at a million groups it was half the time of an aggregation (docs/grouped-operator.md), none of it
  * DataFusion's. A packet row costs that once per up to a megabyte of states.
  *
  * The merging node's rows are partitioned as the plain exchange's would be, by the same keys into the same
