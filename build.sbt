@@ -43,6 +43,9 @@ def meetsSpark(suite: String): Boolean =
   Set("sparkagg.SqlSuite", "sparkagg.GroupedAggregateSuite", "sparkagg.GroupedSpillSuite", "sparkagg.WindowSuite",
     "sparkagg.CatalogueSuite")(suite) || suite.startsWith("sparkagg.catalyst.") || suite.startsWith("sparkagg.exec.")
 
+// The suites whose time goes to the accumulators' and the operator's own loops over large inputs.
+def hotLoops(suite: String): Boolean = Set("sparkagg.GroupsAccumulatorSuite", "sparkagg.GroupedSpillSuite")(suite)
+
 ThisBuild / organization := "io.github.sparkagg"
 ThisBuild / version := "0.1.0"
 
@@ -90,12 +93,21 @@ def sparkLine(line: SparkLine): Project =
         "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
         "-Djdk.reflect.useDirectMethodHandle=false",
         // common/LargeArrays.scala: recycle nearly every array the operator lets go of, scribbled over.
-        "-Dsparkagg.test.recycleAll=true",
-        // C1 alone: the suites run small inputs through many short plans, where C2's compilations cost more
-        // CPU than they return (SqlSuite and WindowSuite: 186 s of CPU -> 120 s). The Makefile does the same
-        // for the tests' Spark applications (SPARK_SUBMIT_OPTS).
-        "-XX:TieredStopAtLevel=1"
+        "-Dsparkagg.test.recycleAll=true"
       ),
+      // Two test JVMs. The suites that run large inputs through the accumulators' and the operator's loops
+      // (hotLoops) get C2; the others, small inputs through many short plans, C1 alone, where C2's compilations
+      // cost more CPU than they return (SqlSuite and WindowSuite: 186 s of CPU -> 120 s; GroupsAccumulatorSuite
+      // the other way, 39 s -> 73 s). The Makefile does the same for the tests' Spark applications.
+      Test / testGrouping := {
+        val options = (Test / forkOptions).value
+        val (hot, planned) = (Test / definedTests).value.partition(t => hotLoops(t.name))
+        Seq(
+          Tests.Group("hot loops", hot, Tests.SubProcess(options)),
+          Tests.Group("plans", planned,
+            Tests.SubProcess(options.withRunJVMOptions(options.runJVMOptions :+ "-XX:TieredStopAtLevel=1")))
+        ).filter(_.tests.nonEmpty)
+      },
       Test / parallelExecution := false,
       // Each test's duration in the log, and a JUnit XML report per suite where build/test-times reads the
       // seconds of the run's suites and slowest tests (`make test` ends with its table).
