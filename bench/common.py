@@ -23,7 +23,7 @@ def arguments(doc: str, rows: int = ROWS) -> argparse.ArgumentParser:
     parser.add_argument("--rows", type=int, default=rows, help=f"rows of the table (default {rows:,})")
     parser.add_argument("--repeat", type=int, default=3, help="runs per query, the best is kept (default 3)")
     parser.add_argument("--out", type=Path, default=RESULTS,
-                        help="folder of the results JSON (default bench/results, which docs/benchmarks.md's plot shows)")
+                        help="folder of the results JSON (default bench/results, drawn in docs/benchmarks.md)")
     return parser
 
 
