@@ -177,8 +177,9 @@ check-py: jar bench-deps
 
 # `make test-long`: what `make test` runs at CI size, at full size, for a change to the operators or before a
 # release (an hour or more): ScalaTest on the default minor and the oldest and newest others with every minor
-# at the full partition sweeps and the long volumes (testing/Sweep.scala), the other minors' Python suites at
-# the full sweep, and the fuzzer for FUZZ_COUNT (2,000) queries on the default minor and on the oldest.
+# at the full partition sweeps (every pair where `make test` sweeps pairwise) and the long volumes
+# (testing/Sweep.scala), the other minors' Python suites at the full sweep, and the fuzzer for FUZZ_COUNT
+# (2,000) queries on the default minor and on the oldest.
 SBT_TEST_LONG := 'set every Test/javaOptions += "-Dsparkagg.test.sweep=long"'
 test-long: wheel
 	$(TIMED) "sbt: ScalaTest on Spark $(DEFAULT) and $(SCALATEST_OTHERS), full sweeps, long volumes" $(SBT) \
