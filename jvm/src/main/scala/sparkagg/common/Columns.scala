@@ -30,9 +30,8 @@ object Validity {
  * Primitive arrays filled by index, for the per-group and per-row arrays of the grouped path. Scala's
  * `Array.tabulate` and `map` store through a generic array update and call a boxing `Function1` unless C2
  * inlines the closure, which it stops doing once the shared call site inside them has seen other closures
- * (as in a bench run, where every query of a shape runs before any is timed). In such JVMs ordered
- * first_value's state emission spent up to 10% of the executor samples boxing. `Function1` is specialized
- * for these result types, so nothing is boxed here.
+ * (as in a bench run, where every query of a shape runs before any is timed), and then every element is
+ * boxed. `Function1` is specialized for these result types, so nothing is boxed here.
  */
 object Fill {
   def longs(n: Int)(f: Int => Long): Array[Long] = {
@@ -236,8 +235,8 @@ final class BytesListColumn(val bytes: Array[Byte], val starts: Array[Int], val 
 /**
  * Strings (as UTF-8) or binaries whose bytes lie in one array: row `r` is `length(r)` bytes of `bytes` from
  * `start(r)`. An accumulator that finds its input is one reads each value's bytes where they are, with no
- * UTF8String per row: on Spark 4 each costs four volatile writes, and their constructor was 14% of the samples
- * of a string_agg by a Parquet string key (2.5% once the scan's strings were read in place).
+ * UTF8String per row: on Spark 4 each costs four volatile writes (docs/grouped-operator.md, "What profiles
+ * showed").
  */
 abstract class BytesColumn extends Column {
   def bytes: Array[Byte]

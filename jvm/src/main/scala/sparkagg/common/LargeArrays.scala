@@ -59,8 +59,7 @@ object LargeArrays {
   private def bytesZeroedFrom(n: Int, zeroFrom: Int) = take(classOf[Array[Byte]], n, 1, new Array[Byte](_), zeroFrom)
 
   /** `copyOf` for an owner that sets every element past `old`'s before reading it: a recycled copy keeps
-   *  what it held there (a pool's slots grown by doubling, where clearing the new half cost 3% of a
-   *  query's samples). */
+   *  what it held there (a pool's slots grown by doubling, which need not pay for clearing the new half). */
   def grown(old: Array[Long], n: Int): Array[Long] = moved(old, longs(n))
   def grown(old: Array[Int], n: Int): Array[Int] = moved(old, ints(n))
   def grown(old: Array[Byte], n: Int): Array[Byte] = moved(old, bytes(n))

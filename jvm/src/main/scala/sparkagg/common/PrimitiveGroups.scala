@@ -240,8 +240,8 @@ private[sparkagg] object GroupColumns {
   }
 
   /** Validity words with a bit set for each group whose count is not zero. A word is made in a register and
-   *  stored once (`(c | -c) >>> 63` is 1 for any c but 0): setting bit by bit read and wrote the word per group,
-   *  3.5% of a million-group df_sum's samples. */
+   *  stored once (`(c | -c) >>> 63` is 1 for any c but 0), where setting bit by bit would read and write the
+   *  word per group. */
   def nonZero(counts: Array[Long]): Array[Long] = {
     val bits = new Array[Long](Validity.words(counts.length))
     var w = 0

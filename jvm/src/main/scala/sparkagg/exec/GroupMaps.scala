@@ -22,9 +22,8 @@ private[exec] trait KeyRows {
 
 /**
  * One UnsafeRow that is each of many rows in turn, their bytes copied into its own words, rather than a
- * reused row pointed at each row where it lies. In a profile of a 1M-group string key the pointing was 6-8%
- * of the samples (a reference store per row, perhaps the collector's card marking once the row is old; not
- * shown); in one interleaved run (two JVMs of each build) the copy took 0.83-0.88 times its CPU time.
+ * reused row pointed at each row where it lies: pointing stores a reference per row, which costs more than
+ * copying the words (docs/grouped-operator.md, "What profiles showed").
  */
 private[exec] final class RowCopy(numFields: Int) {
   private val row = new UnsafeRow(numFields)
@@ -102,8 +101,8 @@ private[exec] object RowKeyMap {
     override def release(): Unit = { arena.release(); LargeArrays.release(headers) }
   }
 
-  /** Keys looked up per touch pass in [[RowKeyMap.finishBatch]] (cached string key, 1M groups: 32 to 256
-   *  alike, 9% less time for the whole query than one pass over the batch). */
+  /** Keys looked up per touch pass in [[RowKeyMap.finishBatch]]: a chunk's slots are still in cache when
+   *  they are read, as a pass over the whole batch's are not (any size from 32 to 256 serves alike). */
   val TouchChunk = 128
 
   /** Whether a key of these fields can be written without a projection ([[RowKeyMap]]'s `fieldKeys`):
@@ -435,11 +434,9 @@ object LongKeyMap {
  * key's place is its fields' places in their ranges (0 for NULL) in mixed radix. A field's range doubles,
  * on the side of a value outside it, and the groups move to their new places; once the ranges' product
  * passes [[LongKeyMap.DensePerGroup]] times the groups it is likely to hold, every key moves to the hash
- * table for the rest of the groups' life (df_avg by two bigint keys of a million groups in a 1000 by 1000
- * grid: the hash table's probes were 40% of the samples). There a slot holds the two words and, beside the
- * group, the bits of the key's NULL fields (whose bytes are zero), so that a probe reads one place, where a
- * [[RowKeyMap]] reads a slot and then the key in its arena (df_avg by two bigint keys at 1M groups: a tenth
- * less task CPU). As the other tables, a batch's keys are staged first; hashed, their slots are touched and
+ * table for the rest of the groups' life (where probing the hash table was most of a grid's time). There a
+ * slot holds the two words and, beside the group, the bits of the key's NULL fields (whose bytes are zero), so
+ * that a probe reads one place, where a [[RowKeyMap]] reads a slot and then the key in its arena. As the other tables, a batch's keys are staged first; hashed, their slots are touched and
  * then looked up.
  */
 private[exec] final class PackedKeyMap(fields: Seq[(Int, DataType)]) extends GroupMap {
@@ -1038,8 +1035,7 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
   // The key fields written without a projection: their ordinals and widths (RowKeyMap.wordWidth; 0: a
   // string), and the values of the row being staged.
   private val fieldOrdinals = fieldKeys.map(_._1).toArray
-  // Tested per row: `fieldOrdinals.nonEmpty` went through Predef.intArrayOps, 1.6% of the samples of df_min(s)
-  // by a Parquet string key.
+  // Tested per row, where `fieldOrdinals.nonEmpty` would go through Predef.intArrayOps each time.
   private val fieldKeyed = fieldOrdinals.length > 0
   private val widths = fieldKeys.map(k => RowKeyMap.wordWidth(k._2)).toArray
   private val nulls = new Array[Boolean](fieldOrdinals.length)
@@ -1128,8 +1124,8 @@ private[exec] final class RowKeyMap(project: UnsafeProjection, numKeyFields: Int
   }
 
   /** `length` bytes at `offset` of `base` into the staged words from word `first`, the last one's padding
-   *  zeroed: whole words, then the rest byte by byte, not by Platform.copyMemory (its checks and call were
-   *  1.4% and 1.4% of the samples of df_min(s) by a Parquet string key). */
+   *  zeroed: whole words, then the rest byte by byte, not by Platform.copyMemory, whose checks and call cost
+   *  more than the copy of a short key. */
   private def stageBytes(base: AnyRef, offset: Long, length: Int, first: Int): Unit = {
     val whole = length >>> 3
     RowCopy.copyWords(base, offset, whole, staged, first)

@@ -143,8 +143,7 @@ object StatePackets {
  * another row, and a row an iterator handed out is valid only until then (Spark's projections reuse theirs
  * alike, so a reader that keeps rows copies them). A fresh array costs more than its zeroing: a heap that grew
  * again after a collection has pages never touched since, and the first touch of each faults in the kernel
- * (ordered df_first_value over the join's output, 1M groups: 9.5% of the task threads' samples in faults
- * under the packets' `Arrays.copyOf`).
+ * (docs/grouped-operator.md, "What profiles showed").
  */
 private[exec] final class PacketWriter(packing: StatePackets) {
   private val n = packing.numPartitions
@@ -400,11 +399,10 @@ private[exec] object PacketWriter {
   /**
    * A row's partition among `n` as Spark's hash partitioning by `keys` computes it (pmod of the keys'
    * Murmur3 hash, seed 42, a NULL leaving the seed). One integer-like key column is hashed here directly: the
-   * generated projection of the partition expression wrote a row per group to read one integer from it, a
-   * tenth of a million-group emission's samples. So is one string key (UTF8_BINARY: Murmur3Hash hashes its
-   * bytes; a collated string hashes its collation key), read where it lies in the row (df_array_agg by a million
-   * string keys: 4.8% of the samples through the projection, 3.0% hashed in place). Any other keys go
-   * through that projection.
+   * generated projection of the partition expression wrote a row per group to read one integer from it. So is
+   * one string key (UTF8_BINARY: Murmur3Hash hashes its bytes; a collated string hashes its collation key),
+   * read where it lies in the row, which costs less than the projection. Any other keys go through that
+   * projection.
    */
   def partitioner(keys: Seq[Expression], input: Seq[Attribute], n: Int): Partitioner = {
     val modulus = new Modulus(n)
