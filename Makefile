@@ -19,7 +19,7 @@ project_of    = $(if $(filter $(DEFAULT),$(1)),root,spark$(subst .,,$(1)))
 JAR          := target/jars/$(call artifact_of,$(DEFAULT)).jar
 
 .PHONY: all venv venvs sbt-ready jar jars lint test test-run test-jvm test-py check check-jvm check-py test-long \
-        test-scala test-python test-versions demo bench bench-deps wheel fuzz clean
+        test-scala test-python test-versions demo bench extras docs wheel fuzz clean
 
 all: jar
 
@@ -71,11 +71,17 @@ $(EVERY_MINOR): $(SOURCES) $(VENV)/.installed $(foreach m,$(OTHERS),.venvs/spark
 	  "all $(foreach p,$(PROJECTS),$(p)/publishM2)"
 	touch $(JAR) $@
 
-# The bench extra (matplotlib) draws bench/results/bench.png; tests check the plot script on small data.
-bench-deps: $(VENV)/.bench
-$(VENV)/.bench: $(VENV)/.installed
-	$(TIMED) "venv .venv: the bench extra" $(PY) -m pip install -q -e 'python[test,bench]'
+# .venv's extras beyond the tests: matplotlib draws bench/results/bench.png (tests check the plot script on
+# small data), mkdocs-material builds the docs site.
+extras: $(VENV)/.extras
+$(VENV)/.extras: $(VENV)/.installed
+	$(TIMED) "venv .venv: the bench and docs extras" $(PY) -m pip install -q -e 'python[test,bench,docs]'
 	touch $@
+
+# The manual: docs/ as a site in site/ (mkdocs.yml), built strictly: a broken link or a page outside the nav
+# fails the build.
+docs: extras
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
 # The house style: scalafmt over the Scala sources and build files (`./build/sbt scalafmtAll` applies it),
 # ruff over the Python (`.venv/bin/ruff check --fix python tests bench` mends what it can).
@@ -125,7 +131,7 @@ test-versions: wheel venvs
 	$(foreach m,$(OTHERS),$(call minor_python,$(m)))
 
 # The log ends with the 10 slowest tests; `make test` prints the 25 slowest of the whole run.
-test-python: jar bench-deps
+test-python: jar extras
 	$(TIMED) "pytest on Spark $(DEFAULT)" $(PY) $(PYTEST) --junitxml=$(REPORTS)/pytest-spark-$(DEFAULT)/report.xml tests
 
 test-scala: venv
@@ -141,7 +147,7 @@ test:
 	$(MAKE) test-run; status=$$?; build/test-times; exit $$status
 
 test-run:
-	$(MAKE) -j venv venvs bench-deps sbt-ready
+	$(MAKE) -j venv venvs extras sbt-ready
 	$(MAKE) wheel
 	$(MAKE) -j test-jvm test-py
 
@@ -153,7 +159,7 @@ test-jvm: jars wheel
 	  $(SBT) $(SCALAFMT) $(call project_of,$(DEFAULT))/test $(foreach p,$(SCALATEST_OTHERS),$(p)/test)
 	$(foreach m,$(OTHERS_AFTER_SBT),$(call minor_python,$(m)))
 
-test-py: wheel bench-deps
+test-py: wheel extras
 	$(TIMED) "ruff" $(RUFF)
 	$(MAKE) test-python
 	$(foreach m,$(filter-out $(OTHERS_AFTER_SBT),$(OTHERS)),$(call minor_python,$(m)))
@@ -170,7 +176,7 @@ check:
 check-jvm: jar
 	$(TIMED) "sbt: scalafmt, ScalaTest on Spark $(DEFAULT) (short sweep)" $(SBT) $(SCALAFMT) $(SBT_TEST_SHORT) test
 
-check-py: jar bench-deps
+check-py: jar extras
 	$(TIMED) "ruff" $(RUFF)
 	$(TIMED) "pytest on Spark $(DEFAULT), not slow (short sweep)" env SPARKAGG_TEST_SWEEP=short \
 	  $(PY) $(PYTEST) -m "not slow" --junitxml=$(REPORTS)/pytest-check/report.xml tests
@@ -214,7 +220,7 @@ fuzz: $(if $(FUZZ_ON_DEFAULT),jar,wheel .venvs/spark-$(FUZZ_SPARK)/.installed)
 BENCH_OUT ?= bench/results
 BENCH_TRIAL = $(if $(BENCH_ROWS),--rows $(BENCH_ROWS) --repeat 1)
 COMMA := ,
-bench: jars bench-deps
+bench: jars extras
 	$(PY) bench/bench_avg_sum.py --out $(BENCH_OUT) $(BENCH_TRIAL)
 	$(PY) bench/bench_numeric.py --out $(BENCH_OUT) $(BENCH_TRIAL)
 	$(PY) bench/bench_collections.py --out $(BENCH_OUT) $(BENCH_TRIAL)
@@ -234,4 +240,4 @@ $(WHEEL): $(EVERY_MINOR) $(shell find python -type f -not -path '*/build/*' -not
 	rm -rf python/sparkagg/jars python/build
 
 clean:
-	rm -rf target project/target jvm/spark*/target $(VENV) .venvs dist
+	rm -rf target project/target jvm/spark*/target $(VENV) .venvs dist site

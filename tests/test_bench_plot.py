@@ -57,4 +57,5 @@ def test_the_committed_results_draw_and_the_docs_show_the_plot(tmp_path):
     plot.draw(runs, tmp_path / "bench.png")
     assert (tmp_path / "bench.png").read_bytes()[:8] == PNG
     assert (ROOT / "bench" / "results" / "bench.png").read_bytes()[:8] == PNG
-    assert "](../bench/results/bench.png)" in (ROOT / "docs" / "benchmarks.md").read_text()
+    assert "](img/bench.png)" in (ROOT / "docs" / "benchmarks.md").read_text()
+    assert (ROOT / "docs" / "img" / "bench.png").resolve() == (ROOT / "bench" / "results" / "bench.png").resolve()

@@ -94,6 +94,19 @@ def test_make_bench_quick_trial():
     assert {p.name: p.stat().st_mtime_ns for p in (ROOT / "bench" / "results").iterdir()} == committed
 
 
+@pytest.mark.slow
+def test_make_docs():
+    result = run_documented("make docs", timeout=600)
+    assert result.returncode == 0, _tail(result)
+    site = ROOT / "site"
+    assert "sparkagg" in (site / "index.html").read_text()
+    # every page of docs/ is built, and the plot the benchmarks page shows is there
+    for page in (ROOT / "docs").glob("*.md"):
+        built = site / ("index.html" if page.stem == "index" else f"{page.stem}/index.html")
+        assert built.is_file(), page.name
+    assert (site / "img" / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def _fuzz_agreed(result, queries: int) -> None:
     assert result.returncode == 0, _tail(result)
     assert f"{queries} queries compared" in result.stdout and ", 0 differences" in result.stdout, _tail(result)
