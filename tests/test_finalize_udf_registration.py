@@ -19,7 +19,7 @@ TYPE_FOLLOWS_STATE = [("SumFinalize", "sum"), ("AvgFinalize", "avg"), ("MinFinal
                       ("MedianFinalize", "median")]
 
 
-def _readme_state_as_data_python() -> list[str]:
+def _page_python() -> list[str]:
     section = PAGE.read_text()
     return re.search(r"```python\n(.*?)```", section, re.S).group(1).strip().splitlines()
 
@@ -29,7 +29,7 @@ def test_readme_registration_and_query(spark):
     spark.sql("""SELECT shop, day, df_avg_state(amount) AS amount_s
                  FROM VALUES ('a', 1, 1.0D), ('a', 1, 2.0D), ('a', 2, 6.0D), ('b', 1, 10.0D) AS sales(shop, day, amount)
                  GROUP BY shop, day""").createOrReplaceTempView("daily")
-    *statements, query = _readme_state_as_data_python()
+    *statements, query = _page_python()
     assert any("registerJavaFunction" in s and '"double"' not in s for s in statements)  # one without a type
     # The page's avg_final line without its type: refused at registration, saying to pass it.
     untyped = next(s for s in statements if '"double"' in s).replace(', "double"', "")

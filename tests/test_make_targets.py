@@ -23,6 +23,7 @@ NOT_RUN = {
     "make fuzz": "five minutes of queries by default; test_make_fuzz runs the same target for a count",
 }
 BENCH_OUT = Path("/tmp/sparkagg-bench")
+PNG = b"\x89PNG\r\n\x1a\n"  # a PNG file's first bytes
 BENCH_SCRIPTS = ["bench_avg_sum", "bench_numeric", "bench_collections", "bench_window", "bench_grouped",
                  "bench_python_udaf"]
 
@@ -90,7 +91,7 @@ def test_make_bench_quick_trial():
     assert result.returncode == 0, _tail(result)
     for script in BENCH_SCRIPTS + ["bench_grouped-spark3.5"]:  # bench_grouped also runs on Spark 3.5
         assert json.loads((BENCH_OUT / f"{script}.json").read_text())["rows"] == 5000
-    assert (BENCH_OUT / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (BENCH_OUT / "bench.png").read_bytes()[:8] == PNG
     assert {p.name: p.stat().st_mtime_ns for p in (ROOT / "bench" / "results").iterdir()} == committed
 
 
@@ -104,7 +105,7 @@ def test_make_docs():
     for page in (ROOT / "docs").glob("*.md"):
         built = site / ("index.html" if page.stem == "index" else f"{page.stem}/index.html")
         assert built.is_file(), page.name
-    assert (site / "img" / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (site / "img" / "bench.png").read_bytes()[:8] == PNG
 
 
 def _fuzz_agreed(result, queries: int) -> None:

@@ -27,7 +27,7 @@ object Sweep {
    *  every count run, though not every pair of them: what a case varies (its keys, its functions) and what the
    *  count varies (how many partial states meet) are checked apart. */
   def partitionsOf(i: Int, everyCount: Boolean): Seq[Int] =
-    if (everyCount || long) partitions else Seq(partitions(i % partitions.size))
+    if (everyCount) partitions else volume(ci = Seq(partitions(i % partitions.size)), long = partitions)
 
   /** For the exchange of state packets also 201: past 200 partitions Spark's shuffle writes in another way. */
   val shufflePartitions: Seq[Int] = scaled(Seq(1, 3, 201), Seq(3))
