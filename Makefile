@@ -23,13 +23,19 @@ JAR          := target/jars/$(call artifact_of,$(DEFAULT)).jar
 
 all: jar
 
+# pyspark comes as source only: pip builds a wheel of its jars (and caches it, for test_wheel's fresh venv)
+# before installing it. Stored, not deflated, since the jars are compressed already: half the CPU of a
+# minor's install (20 s -> 10 s).
+PYSPARK_PIP := -q -C--build-option=--compression=stored
+
 # Python environment: the default Spark's pyspark (whose jars the JVM build compiles against), the
 # package, test tools.
 venv: $(VENV)/.installed
 $(VENV)/.installed: python/pyproject.toml $(LINES)
 	$(TIMED) "venv .venv (Spark $(DEFAULT))" sh -ec '$(PYTHON3) -m venv $(VENV); \
 	  $(PY) -m pip install -q --upgrade pip; \
-	  $(PY) -m pip install -q "pyspark[connect]==$(call pyspark_of,$(DEFAULT))" -e "python[test]"'
+	  $(PY) -m pip install $(PYSPARK_PIP) "pyspark[connect]==$(call pyspark_of,$(DEFAULT))"; \
+	  $(PY) -m pip install -q -e "python[test]"'
 	touch $@
 
 # One environment per other Spark minor, .venvs/spark-<minor>: its pyspark (the jars its JAR compiles
@@ -41,7 +47,8 @@ venvs: $(foreach m,$(OTHERS),.venvs/spark-$(m)/.installed)
 	  .venvs/spark-$*/bin/python -m pip install -q --upgrade pip; \
 	  rm -rf .venvs/spark-$*/package && mkdir .venvs/spark-$*/package; \
 	  cp -r python/pyproject.toml python/README.md python/sparkagg .venvs/spark-$*/package/; \
-	  .venvs/spark-$*/bin/python -m pip install -q "pyspark==$(call pyspark_of,$*)" "./.venvs/spark-$*/package[test]"'
+	  .venvs/spark-$*/bin/python -m pip install $(PYSPARK_PIP) "pyspark==$(call pyspark_of,$*)"; \
+	  .venvs/spark-$*/bin/python -m pip install -q "./.venvs/spark-$*/package[test]"'
 	touch $@
 
 # sbt itself, its plugins and every project's libraries (Scala compilers, ScalaTest), fetched while the
@@ -216,7 +223,7 @@ fuzz: $(if $(FUZZ_ON_DEFAULT),jar,wheel .venvs/spark-$(FUZZ_SPARK)/.installed)
 # them all into $(BENCH_OUT)/bench.png (bench/results/bench.png is docs/benchmarks.md's plot). BENCH_ROWS=N makes
 # the same steps a short trial: N rows, one run per query, no 20M-group spill run (minutes otherwise),
 # bench_window at two frame widths, and bench_grouped on the cached table of 1k groups instead of all twelve
-# shapes (its floor and DataFusion runs still read a Parquet file).
+# shapes, at the default settings alone (its floor and DataFusion runs still read a Parquet file).
 BENCH_OUT ?= bench/results
 BENCH_TRIAL = $(if $(BENCH_ROWS),--rows $(BENCH_ROWS) --repeat 1)
 COMMA := ,
@@ -226,7 +233,7 @@ bench: jars extras
 	$(PY) bench/bench_collections.py --out $(BENCH_OUT) $(BENCH_TRIAL)
 	$(PY) bench/bench_window.py --out $(BENCH_OUT) $(BENCH_TRIAL) $(if $(BENCH_ROWS),--widths 10$(COMMA)100)
 	$(PY) bench/bench_grouped.py --out $(BENCH_OUT) $(BENCH_TRIAL) \
-	  $(if $(BENCH_ROWS),--no-spill --shapes cached-1k)
+	  $(if $(BENCH_ROWS),--no-spill --shapes cached-1k --settings default)
 	$(PY) bench/bench_python_udaf.py --out $(BENCH_OUT) $(BENCH_TRIAL)
 	$(PY) bench/plot.py --results $(BENCH_OUT)
 
