@@ -2,7 +2,8 @@
 accumulator through Spark's Aggregator route (functions.udaf: the "udaf_avg / df_avg" line) and through
 the class registered by name (registerJavaUDAF of sparkagg.udaf.Avg, Spark's row-at-a-time UDAF path: the
 "class_avg / df_avg" line), and DataFusion, over 5M rows at 1k and 1M groups. Prints times and the ratios,
-all measured in this one run.
+all measured in this one run: DataFusion's over the same rows as a Parquet file, in a process of its own once
+Spark has stopped (common.datafusion_alone), against df_avg over that file.
 
     .venv/bin/python bench/bench_avg_sum.py [--rows N] [--repeat R] [--out DIR]
 
@@ -10,31 +11,10 @@ The ratios go to bench/results/bench_avg_sum.json (bench/plot.py), each as spark
 """
 from __future__ import annotations
 
-import time
+import tempfile
+from pathlib import Path
 
 import common
-
-
-def datafusion_times(rows: int, repeat: int = 3) -> dict[str, float]:
-    try:
-        import datafusion
-        import numpy as np
-        import pyarrow as pa
-    except ImportError:
-        return {}
-    ids = np.arange(rows, dtype=np.int64)
-    table = pa.table({"k": ids % 1000, "kbig": ids % 1_000_000, "x": np.random.default_rng(1).random(rows) * 100})
-    ctx = datafusion.SessionContext()
-    ctx.register_record_batches("base", [table.to_batches(max_chunksize=65536)])
-    out = {}
-    for key in ("k", "kbig"):
-        best = float("inf")
-        for _ in range(repeat):
-            start = time.perf_counter()
-            ctx.sql(f"SELECT {key}, avg(x), sum(x) FROM base GROUP BY {key}").collect()
-            best = min(best, time.perf_counter() - start)
-        out[key] = best
-    return out
 
 
 def main(rows: int, repeat: int, out) -> None:
@@ -47,12 +27,6 @@ def main(rows: int, repeat: int, out) -> None:
     timings = common.compare(spark, [("df_avg(x)", "avg(x)"), ("df_sum(x)", "sum(x)"), ("udaf_avg(x)", "df_avg(x)"),
                                      ("class_avg(x)", "df_avg(x)")],
                              repeat=repeat)
-    df_times = datafusion_times(rows, repeat)
-    print("against DataFusion 50 (avg and sum in one query, same data shape):")
-    for key, label in common.GROUPINGS:
-        if key in df_times:
-            print(common.ratio_line(f"df_avg / DataFusion, {label}", timings[label]["df_avg(x)"], df_times[key],
-                                    f"(DataFusion {df_times[key]:.2f} s)"))
     recorder = common.Recorder("bench_avg_sum", "avg and sum", rows, repeat)
     chart = f"Grouped aggregation, {rows:,} rows: sparkagg / other"
     groups = [label for _, label in common.GROUPINGS]
@@ -64,9 +38,24 @@ def main(rows: int, repeat: int, out) -> None:
                      t["df_avg(x)"], t["udaf_avg(x)"])
         recorder.add(chart, groups, "df_avg", "same accumulator by class name (registerJavaUDAF)", label,
                      t["df_avg(x)"], t["class_avg(x)"])
-        recorder.add(chart, groups, "df_avg", "DataFusion 50 (avg, sum)", label, t["df_avg(x)"], df_times.get(key))
-    recorder.write(spark, out)
-    spark.stop()
+    with tempfile.TemporaryDirectory(prefix="sparkagg-bench-avg-") as scratch:
+        parquet = Path(scratch) / "base.parquet"
+        spark.table("base").select("k", "kbig", "x").write.parquet(str(parquet))
+        spark.read.parquet(str(parquet)).createOrReplaceTempView("file")
+        print("the same rows as a Parquet file:")
+        ours = {key: common.timed(spark, f"df_avg(x), df_sum(x), {label}",
+                                  f"SELECT {key}, df_avg(x), df_sum(x) FROM file GROUP BY {key}", repeat)
+                for key, label in common.GROUPINGS}
+        recorder.data["spark"] = spark.version
+        spark.stop()
+        theirs = common.datafusion_alone(parquet, [f"SELECT {key}, avg(x), sum(x) FROM t GROUP BY {key}"
+                                                   for key, _ in common.GROUPINGS])
+    for key, label in common.GROUPINGS:
+        anchor = theirs[f"SELECT {key}, avg(x), sum(x) FROM t GROUP BY {key}"]
+        name = f"DataFusion {anchor['datafusion']} (avg, sum; Parquet file)"
+        print(common.ratio_line(f"df_avg, df_sum / {name}, {label}", ours[key], anchor["seconds"]))
+        recorder.add(chart, groups, "df_avg, df_sum", name, label, ours[key], anchor["seconds"])
+    recorder.write(out=out)
 
 
 if __name__ == "__main__":

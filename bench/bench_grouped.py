@@ -12,29 +12,38 @@ of strings against mode, df_avg beside Spark's own count(*) (which stays on the 
 avg beside it, and df_count(DISTINCT s) (four nodes) against Spark's. On the cached table's integer keys also
 against sparkagg's own TypedImperativeAggregate path (the same calls with spark.sparkagg.groups.enabled=false),
 and on the Parquet file df_avg, df_sum and df_count against DataFusion 55's avg, sum and count of the same file
-(SessionContext with 2 target partitions, as local[2]). The floor under the 1k-group shapes: the fixed-size calls
-and Spark's over the first row alone of the spark.range query and of the Parquet file, what a query costs on
-either side before its rows count, and the task threads' CPU over every row of those two shapes, what the
-operator and the scan cost without the driver's work and the JIT compiler's. Then, unless --no-spill, 20M groups
-in a separate Spark with 1 GB of driver memory, which completes by spilling: df_avg/df_sum/df_count, then
-df_median and df_string_agg (variable-size states), every group checked. Then the comparisons on the cached table
-again on each Spark of --also-on (default 3.5, whose built-ins are the anchors there), run by that Spark's venv
-(.venvs/spark-<minor>, `make venvs`) with this checkout's package and JARs. Times and ratios measured in this one
-run; the end prints each call's worst shape at 1k and 1M groups, the figure to quote.
+(SessionContext with 2 target partitions, as local[2]), DataFusion timed alone: in a process of its own once
+every Spark has stopped, warm, best of 5 (bench/anchor_datafusion.py). The floor under the 1k-group shapes: the
+fixed-size calls and Spark's over the first row alone of the spark.range query and of the Parquet file, what a
+query costs on either side before its rows count, and the task threads' CPU over every row of those two shapes,
+what the operator and the scan cost without the driver's work and the JIT compiler's.
+
+Every comparison runs at two settings (--settings), each in a Spark of its own (common.SETTINGS): "default", the
+session `sparkagg.session()` gives (1 GB driver, 200 shuffle partitions under adaptive execution, the UI on),
+and "tuned" (6 GB, 4 shuffle partitions). Then, unless --no-spill, 20M groups in a separate Spark with 1 GB of
+driver memory, which completes by spilling: df_avg/df_sum/df_count, then df_median and df_string_agg
+(variable-size states), every group checked. Then the comparisons on the cached table again on each Spark of
+--also-on (default 3.5, whose built-ins are the anchors there), run by that Spark's venv (.venvs/spark-<minor>,
+`make venvs`) with this checkout's package and JARs. Times and ratios measured in this one run; the end prints
+each call's worst (shape; setting) at 1k and 1M groups, the figure to quote, and its best.
 
     .venv/bin/python bench/bench_grouped.py [--rows N] [--repeat R] [--out DIR] [--no-spill] [--also-on 3.5,4.0]
                                             [--only "df_sum of decimals,df_median"] [--shapes parquet-1M,join]
+                                            [--settings default,tuned]
 
 --only times just the calls named (their first column below) and records nothing; --shapes times just the
 shapes named (their first column), and the worst shape recorded is the worst of those; the --also-on runs
-take the cached table's three among them (`make bench BENCH_ROWS=N`, a trial, takes cached-1k alone).
+take the cached table's three among them (`make bench BENCH_ROWS=N`, a trial, takes cached-1k alone, at the
+default settings alone).
 
 The ratios go to bench/results/bench_grouped.json and bench_grouped-spark<minor>.json (bench/plot.py): the
-worst shape of each group count, the TypedImperativeAggregate and DataFusion ratios, and every shape's
-times under "shapes".
+worst (shape; setting) of each group count, the TypedImperativeAggregate and DataFusion ratios, and every
+setting's shapes' times under "shapes".
 """
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import re
 import subprocess
@@ -96,6 +105,7 @@ TYPED_SHAPES = {"cached-1k", "cached-1M"}
 OTHER_SPARK_SHAPES = ["cached-1k", "cached-1M", "scattered"]
 # sparkagg's call and DataFusion's on the same Parquet file.
 DATAFUSION_CALLS = [("df_avg(x)", "avg(x)"), ("df_sum(x)", "sum(x)"), ("df_count(x)", "count(x)")]
+DATAFUSION_KEYS = [("k", "1k groups"), ("kbig", "1M groups")]
 # The floor under the 1k-group shapes: the fixed-size calls over the first row alone of the spark.range query
 # and of the Parquet file (shape name, view). What a query costs before its rows count (planning, two stages,
 # the exchange) is paid on both sides; at 1k groups, 5M rows add little to it.
@@ -145,7 +155,43 @@ def rows_sql(rows: int) -> str:
         """
 
 
-def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: list[str], shapes: list[str]) -> None:
+def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: list[str], shapes: list[str],
+         settings: list[str]) -> None:
+    choose(only, shapes)
+    unknown = set(settings) - set(common.SETTINGS)
+    if unknown or not settings:
+        sys.exit(f"bench_grouped: the settings are {', '.join(common.SETTINGS)}, not "
+                 f"{', '.join(sorted(unknown)) or 'none'}")
+    minor = sparkagg.spark_minor()
+    default = minor == list(sparkagg.SPARK_LINES)[-1]
+    # The Parquet files are deleted at the end: each run writes its own, of 5M rows by default.
+    with tempfile.TemporaryDirectory(prefix="sparkagg-bench-grouped-") as scratch:
+        folder = Path(scratch)
+        runs = {setting: run_setting(setting, rows, repeat, folder, only, shapes) for setting in settings}
+        # DataFusion alone, once every Spark has stopped, over the file the first setting's run wrote.
+        datafusion = datafusion_alone(folder / settings[0] / "input.parquet") if default and not only else {}
+    recorder = common.Recorder("bench_grouped" + ("" if default else f"-spark{minor}"),
+                               "grouped operator" + ("" if default else f" on Spark {minor}"), rows, repeat,
+                               source="bench/bench_grouped.py")
+    recorder.data["spark"] = next(iter(runs.values()))["spark"]
+    recorder.data["settings"] = {s: common.SETTINGS[s] for s in settings}
+    report(recorder, runs, datafusion, rows)
+    report_floor(recorder, runs, rows)
+    if not only:
+        recorder.write(out=out)
+    if spill:
+        spill_run()
+    timed_shapes = {name for name, *_ in SHAPES}
+    other_shapes = [name for name in OTHER_SPARK_SHAPES if name in timed_shapes]
+    if also_on and not other_shapes:
+        print(f"\nnot run on Spark {', '.join(also_on)}: those runs take the shapes of "
+              f"{', '.join(OTHER_SPARK_SHAPES)} timed here, and none was")
+    for other in also_on if other_shapes else []:
+        on_other_spark(other, other_shapes, rows, repeat, out, settings)
+
+
+def choose(only: list[str], shapes: list[str]) -> None:
+    """Narrows CALLS and SHAPES to those named (none named: all)."""
     if only:
         unknown = set(only) - {name for name, *_ in CALLS}
         if unknown:
@@ -156,138 +202,157 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: lis
         if unknown:
             sys.exit(f"bench_grouped: no shape named {', '.join(sorted(unknown))}")
         SHAPES[:] = [s for s in SHAPES if s[0] in shapes]
-    # The Parquet files are deleted at the end: each run writes its own, of 5M rows by default.
-    with tempfile.TemporaryDirectory(prefix="sparkagg-bench-grouped-") as scratch:
-        folder = Path(scratch)
-        spark = common.session()
-        tables(spark, rows, folder)
-        print(f"bench_grouped: {rows:,} rows, local[2], best of {repeat}, each call's runs taking turns with Spark's "
-              "(noop write)")
-        # Each path's code compiled before timing: Spark's, the grouped operator, the TypedImperativeAggregate
-        # host.
-        for warm in ("avg(x)", "df_avg(x), df_array_agg(x)"):
-            common.timed(spark, f"warm-up: {warm}", f"SELECT kbig, {warm} FROM cached GROUP BY kbig", repeat=1)
-        spark.conf.set("spark.sparkagg.groups.enabled", "false")
-        common.timed(spark, "warm-up: TypedImperativeAggregate path",
-                     "SELECT kbig, df_avg(x) FROM cached GROUP BY kbig", repeat=1)
-        spark.conf.unset("spark.sparkagg.groups.enabled")
-        timings = {name: timed_calls(spark, view, key, f"{label}, {groups}", repeat, typed=name in TYPED_SHAPES,
-                                     groups=groups,
-                                     task_cpu=name in FLOOR_NAMES)
-                   for name, label, view, key, groups in SHAPES}
-        floor_calls = [c for c in CALLS if c[0] in FLOOR_CALLS]
-        floors = {name: timed_calls(spark, view, "k", f"{SHAPE_LABELS[name]}, the first row alone", repeat, typed=False,
-                                    groups="1k groups", calls=floor_calls)
-                  for name, view in FLOOR_SHAPES} if floor_calls else {}
-        minor = sparkagg.spark_minor()
-        default = minor == list(sparkagg.SPARK_LINES)[-1]
-        anchors = datafusion_times(spark, folder / "input.parquet", repeat) if default and not only else {}
-        recorder = common.Recorder("bench_grouped" + ("" if default else f"-spark{minor}"),
-                                   "grouped operator" + ("" if default else f" on Spark {minor}"), rows, repeat,
-                                   source="bench/bench_grouped.py")
-        report(recorder, timings, anchors, rows)
-        report_floor(recorder, floors, timings, floor_calls, rows)
-        if not only:
-            recorder.write(spark, out)
-        spark.stop()
-    if spill:
-        spill_run()
-    timed_shapes = {name for name, *_ in SHAPES}
-    other_shapes = [name for name in OTHER_SPARK_SHAPES if name in timed_shapes]
-    if also_on and not other_shapes:
-        print(f"\nnot run on Spark {', '.join(also_on)}: those runs take the shapes of "
-              f"{', '.join(OTHER_SPARK_SHAPES)} timed here, and none was")
-    for other in also_on if other_shapes else []:
-        on_other_spark(other, other_shapes, rows, repeat, out)
 
 
-def report(recorder, timings: dict, anchors: dict, rows: int) -> None:
-    """Prints every ratio, records the worst shape of each group count (and every shape's times), and ends
-    with the table of worst shapes docs/benchmarks.md quotes."""
-    print("ratios, sparkagg's grouped operator / other (lower is better for sparkagg):")
+def run_setting(setting: str, rows: int, repeat: int, folder: Path, only: list[str], shapes: list[str]) -> dict:
+    """The Spark side at one setting, in a child process (a driver's memory is fixed when its JVM starts):
+    what ``measure`` returns, through a JSON file."""
+    print(f"\n== settings: {setting} {common.SETTINGS[setting] or '(as sparkagg.session() gives them)'}", flush=True)
+    (folder / setting).mkdir()
+    result = folder / setting / "timings.json"
+    subprocess.run([sys.executable, __file__, "--setting-child", setting, "--rows", str(rows), "--repeat",
+                    str(repeat), "--folder", str(folder / setting), "--only", ",".join(only),
+                    "--shapes", ",".join(shapes)], check=True)
+    return json.loads(result.read_text())
+
+
+def measure(setting: str, rows: int, repeat: int, folder: Path) -> None:
+    """Every shape's calls, the floors and sparkagg's side of the DataFusion comparison at ``setting``, in this
+    process's Spark; written to ``folder``/timings.json for the parent."""
+    spark = common.session(setting)
+    tables(spark, rows, folder)
+    print(f"bench_grouped: {rows:,} rows, local[2] at the {setting} settings, best of {repeat}, each call's runs "
+          "taking turns with Spark's (noop write)")
+    # Each path's code compiled before timing: Spark's, the grouped operator, the TypedImperativeAggregate host.
+    for warm in ("avg(x)", "df_avg(x), df_array_agg(x)"):
+        common.timed(spark, f"warm-up: {warm}", f"SELECT kbig, {warm} FROM cached GROUP BY kbig", repeat=1)
+    spark.conf.set("spark.sparkagg.groups.enabled", "false")
+    common.timed(spark, "warm-up: TypedImperativeAggregate path",
+                 "SELECT kbig, df_avg(x) FROM cached GROUP BY kbig", repeat=1)
+    spark.conf.unset("spark.sparkagg.groups.enabled")
+    timings = {name: timed_calls(spark, view, key, f"{label}, {groups}", repeat, typed=name in TYPED_SHAPES,
+                                 groups=groups, task_cpu=name in FLOOR_NAMES)
+               for name, label, view, key, groups in SHAPES}
+    floor_calls = [c for c in CALLS if c[0] in FLOOR_CALLS]
+    floors = {name: timed_calls(spark, view, "k", f"{SHAPE_LABELS[name]}, the first row alone", repeat, typed=False,
+                                groups="1k groups", calls=floor_calls)
+              for name, view in FLOOR_SHAPES} if floor_calls else {}
+    print("Parquet file, sparkagg's side of the comparison with DataFusion:")
+    datafusion_side = {f"{ours}, {groups}": common.timed(spark, f"{ours}, {groups}",
+                                                         f"SELECT {key}, {ours} FROM parquet GROUP BY {key}", repeat)
+                       for key, groups in DATAFUSION_KEYS for ours, _ in DATAFUSION_CALLS}
+    (folder / "timings.json").write_text(json.dumps(
+        {"spark": spark.version, "shapes": timings, "floors": floors, "datafusion": datafusion_side}))
+    spark.stop()
+
+
+def datafusion_alone(parquet: Path) -> dict:
+    """{"<DataFusion call>, <group count>": anchor_datafusion.py's record} over ``parquet``."""
+    print("\nDataFusion, alone in its own process, on the first setting's Parquet file:")
+    queries = {f"{theirs}, {groups}": f"SELECT {key}, {theirs} FROM t GROUP BY {key}"
+               for key, groups in DATAFUSION_KEYS for _, theirs in DATAFUSION_CALLS}
+    records = common.datafusion_alone(parquet, list(queries.values()))
+    return {label: records[query] for label, query in queries.items()}
+
+
+def typed_of(call: str) -> str:
+    """The label of ``call``'s time on the TypedImperativeAggregate path."""
+    return f"{call} ({TYPED})"
+
+
+def cpu_of(call: str) -> str:
+    """The label of ``call``'s least task CPU seconds."""
+    return f"{call} [{TASK_CPU}]"
+
+
+def report(recorder, runs: dict, datafusion: dict, rows: int) -> None:
+    """Prints every ratio of every setting, records each call's worst (shape, setting) of each group count
+    (and every shape's times), and ends with the table of worst and best docs/benchmarks.md quotes."""
     labels = {name: f"{label}, {groups}" for name, label, _, _, groups in SHAPES}
-    chart = f"Grouped operator, {rows:,} rows, the worst input and key shape: sparkagg / Spark"
+    group_of = {name: groups for name, *_, groups in SHAPES}
+    chart = f"Grouped operator, {rows:,} rows, the worst input and key shape and setting: sparkagg / Spark"
     worst_of = {}
+    for setting, run in runs.items():
+        print(f"\nratios at the {setting} settings, sparkagg's grouped operator / other (lower is better for "
+              "sparkagg):")
+        for fn, ours, spark_name, theirs in CALLS:
+            for name, t in run["shapes"].items():
+                print(common.ratio_line(f"{fn} / {spark_name}, {labels[name]}", t[ours] / t[theirs], 1.0))
     for fn, ours, spark_name, theirs in CALLS:
-        ratios = {name: t[ours] / t[theirs] for name, t in timings.items()}
-        for name, ratio in ratios.items():
-            print(common.ratio_line(f"{fn} / {spark_name}, {labels[name]}", ratio, 1.0))
         for groups in GROUP_COUNTS:
-            measured = [name for name, *_, g in SHAPES if g == groups]
+            measured = [(setting, name, run["shapes"][name]) for setting, run in runs.items()
+                        for name in run["shapes"] if group_of[name] == groups]
             if not measured:
                 continue
-            worst = max(measured, key=ratios.get)
-            worst_of[(fn, groups)] = (ratios[worst], worst, min(ratios[n] for n in measured))
-            recorder.add(chart, GROUP_COUNTS, fn, f"Spark {spark_name}", groups, timings[worst][ours],
-                         timings[worst][theirs])
-            recorder.chart(chart, GROUP_COUNTS)["bars"][-1].setdefault("worst shape", {})[groups] = labels[worst]
-    typed_chart = f"Grouped operator, {rows:,} rows of a cached table: native / {TYPED}"
-    for name in [n for n in timings if n in TYPED_SHAPES]:
-        t, groups = timings[name], next(g for n, *_, g in SHAPES if n == name)
+            setting, name, t = max(measured, key=lambda m: m[2][ours] / m[2][theirs])
+            best = min(m[2][ours] / m[2][theirs] for m in measured)
+            worst_of[(fn, groups)] = (t[ours] / t[theirs], f"{labels[name].rsplit(', ', 1)[0]}; {setting}", best)
+            recorder.add(chart, GROUP_COUNTS, fn, f"Spark {spark_name}", groups, t[ours], t[theirs])
+            bar = recorder.chart(chart, GROUP_COUNTS)["bars"][-1]
+            bar.setdefault("worst shape", {})[groups] = labels[name]
+            bar.setdefault("setting", {})[groups] = setting
+    first = next(iter(runs))
+    typed_chart = f"Grouped operator, {rows:,} rows of a cached table, {first} settings: native / {TYPED}"
+    for name, t in runs[first]["shapes"].items():
+        if name not in TYPED_SHAPES:
+            continue
         for fn, ours, _, _ in CALLS:
-            print(common.ratio_line(f"{fn} / {fn} on the {TYPED}, {labels[name]}", t[ours], t[(ours, TYPED)]))
-            recorder.add(typed_chart, GROUP_COUNTS, fn, f"{fn}, {TYPED}", groups, t[ours], t[(ours, TYPED)])
-    df_chart = f"Grouped operator, {rows:,} rows of a Parquet file: sparkagg / DataFusion 55"
-    for (ours, theirs, groups), (our_s, their_s) in anchors.items():
-        print(common.ratio_line(f"{ours} / DataFusion {theirs}, {groups}", our_s, their_s))
-        recorder.add(df_chart, GROUP_COUNTS, ours, f"DataFusion {theirs}", groups, our_s, their_s)
-    recorder.data["shapes"] = {labels[name]: {ours: [round(t[ours], 4), round(t[theirs], 4)]
-                                              for _, ours, _, theirs in CALLS} for name, t in timings.items()}
-    print("\nworst and best shape, grouped operator / Spark's built-in:")
+            print(common.ratio_line(f"{fn} / {fn} on the {TYPED}, {labels[name]}", t[ours], t[typed_of(ours)]))
+            recorder.add(typed_chart, GROUP_COUNTS, fn, f"{fn}, {TYPED}", group_of[name], t[ours], t[typed_of(ours)])
+    if datafusion:
+        df_chart = f"Grouped operator, {rows:,} rows of a Parquet file, the worse setting: sparkagg / DataFusion alone"
+        print("\nParquet file, sparkagg at the worse setting / DataFusion alone:")
+        for key, groups in DATAFUSION_KEYS:
+            for ours, theirs in DATAFUSION_CALLS:
+                anchor = datafusion[f"{theirs}, {groups}"]
+                setting, our_s = max(((s, run["datafusion"][f"{ours}, {groups}"]) for s, run in runs.items()),
+                                     key=lambda x: x[1])
+                name = f"DataFusion {anchor['datafusion']} {theirs}"
+                print(common.ratio_line(f"{ours} ({setting}) / {name}, {groups}", our_s, anchor["seconds"],
+                                        f"({our_s:.3f} s / {anchor['seconds']:.3f} s)"))
+                recorder.add(df_chart, GROUP_COUNTS, ours, name, groups, our_s, anchor["seconds"])
+        recorder.data["datafusion"] = {k: {f: r[f] for f in ("datafusion", "target_partitions", "seconds")}
+                                       for k, r in datafusion.items()}
+    recorder.data["shapes"] = {setting: {labels[name]: {ours: [round(t[ours], 4), round(t[theirs], 4)]
+                                                        for _, ours, _, theirs in CALLS}
+                                         for name, t in run["shapes"].items()}
+                               for setting, run in runs.items()}
+    print(f"\nworst and best (shape; setting) of {', '.join(runs)}, grouped operator / Spark's built-in:")
     print("| call / Spark's | " + " | ".join(f"{g}: worst | {g}: best" for g in GROUP_COUNTS) + " |")
     print("|---|" + "---|---|" * len(GROUP_COUNTS))
     for fn, _, spark_name, _ in CALLS:
         cells = []
         for groups in GROUP_COUNTS:
-            worst, name, best = worst_of.get((fn, groups), (None, None, None))
-            cells += ["–", "–"] if worst is None else [f"{worst:.2f}x ({labels[name].rsplit(', ', 1)[0]})",
-                                                      f"{best:.2f}x"]
+            worst, where, best = worst_of.get((fn, groups), (None, None, None))
+            cells += ["–", "–"] if worst is None else [f"{worst:.2f}x ({where})", f"{best:.2f}x"]
         print(f"| {fn} / {spark_name} | " + " | ".join(cells) + " |")
 
 
-def report_floor(recorder, floors: dict, timings: dict, calls: list, rows: int) -> None:
-    """Prints and records each floor shape's times over its first row, beside the same shape's over every
-    row and its task CPU over every row, where that shape was timed."""
-    if not floors:
+def report_floor(recorder, runs: dict, rows: int) -> None:
+    """Prints each setting's floor shapes' times over their first row, beside the same shape's over every row
+    and its task CPU over every row, where that shape was timed; records them by setting."""
+    calls = [c for c in CALLS if c[0] in FLOOR_CALLS]
+    if not calls:
         return
-    print(f"\nthe floor at 1k groups: sparkagg / Spark's, the first row alone, then {rows:,} rows, then their "
-          "task CPU:")
     recorder.data["floor"], recorder.data[TASK_CPU] = {}, {}
-    for name, t in floors.items():
-        every = timings.get(name, {})
-        for fn, ours, spark_name, theirs in calls:
-            cells = [f"{t[ours]:.3f} s / {t[theirs]:.3f} s"]
-            if ours in every:
-                cpu = every[(ours, TASK_CPU)], every[(theirs, TASK_CPU)]
-                cells += [f"{every[ours]:.3f} s / {every[theirs]:.3f} s", f"{cpu[0]:.3f} s / {cpu[1]:.3f} s"]
-                recorder.data[TASK_CPU].setdefault(name, {})[ours] = [round(c, 4) for c in cpu]
-            print(f"  {fn} / {spark_name}, {SHAPE_LABELS[name]}: " + ", then ".join(cells))
-            recorder.data["floor"].setdefault(name, {})[ours] = [round(t[ours], 4), round(t[theirs], 4)]
+    for setting, run in runs.items():
+        print(f"\nthe floor at 1k groups, {setting} settings: sparkagg / Spark's, the first row alone, then "
+              f"{rows:,} rows, then their task CPU:")
+        for name, t in run["floors"].items():
+            every = run["shapes"].get(name, {})
+            for fn, ours, spark_name, theirs in calls:
+                cells = [f"{t[ours]:.3f} s / {t[theirs]:.3f} s"]
+                if ours in every:
+                    used = every[cpu_of(ours)], every[cpu_of(theirs)]
+                    cells += [f"{every[ours]:.3f} s / {every[theirs]:.3f} s", f"{used[0]:.3f} s / {used[1]:.3f} s"]
+                    recorder.data[TASK_CPU].setdefault(setting, {}).setdefault(name, {})[ours] = \
+                        [round(c, 4) for c in used]
+                print(f"  {fn} / {spark_name}, {SHAPE_LABELS[name]}: " + ", then ".join(cells))
+                recorder.data["floor"].setdefault(setting, {}).setdefault(name, {})[ours] = \
+                    [round(t[ours], 4), round(t[theirs], 4)]
 
 
-def datafusion_times(spark, parquet: Path, repeat: int) -> dict:
-    """{(sparkagg call, DataFusion call, group count): (sparkagg seconds, DataFusion seconds)} over the same
-    Parquet file, best of ``repeat`` each; DataFusion's result batches are collected into Python."""
-    import datafusion
-    ctx = datafusion.SessionContext(datafusion.SessionConfig().with_target_partitions(2))
-    ctx.register_parquet("input", str(parquet))
-    print("Parquet file, sparkagg and DataFusion 55:")
-    times = {}
-    for key, groups in (("k", "1k groups"), ("kbig", "1M groups")):
-        for ours, theirs in DATAFUSION_CALLS:
-            our_s = common.timed(spark, f"{ours}, {groups}", f"SELECT {key}, {ours} FROM parquet GROUP BY {key}",
-                                 repeat)
-            best = float("inf")
-            for _ in range(repeat):
-                start = time.perf_counter()
-                ctx.sql(f"SELECT {key}, {theirs} FROM input GROUP BY {key}").collect()
-                best = min(best, time.perf_counter() - start)
-            print(f"  {'DataFusion ' + theirs + ', ' + groups:48s} {best:7.2f} s", flush=True)
-            times[(ours, theirs, groups)] = (our_s, best)
-    return times
-
-
-def on_other_spark(minor: str, shapes: list[str], rows: int, repeat: int, out) -> None:
+def on_other_spark(minor: str, shapes: list[str], rows: int, repeat: int, out, settings: list[str]) -> None:
     """This script's comparisons on the cached table's ``shapes`` on Spark ``minor``, in a child process of
     that Spark's venv."""
     python = ROOT / ".venvs" / f"spark-{minor}" / "bin" / "python"
@@ -297,14 +362,15 @@ def on_other_spark(minor: str, shapes: list[str], rows: int, repeat: int, out) -
     env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
     env.pop("SPARKAGG_JAR", None)
     subprocess.run([str(python), __file__, "--rows", str(rows), "--repeat", str(repeat), "--out", str(out),
-                    "--no-spill", "--also-on", "", "--shapes", ",".join(shapes)], check=True, env=env)
+                    "--no-spill", "--also-on", "", "--shapes", ",".join(shapes), "--settings", ",".join(settings)],
+                   check=True, env=env)
 
 
 def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: bool, groups: str, calls=None,
                 task_cpu: bool = False) -> dict:
     """Every call (of ``calls``, default CALLS) grouped by ``key`` of ``table``: Spark's, sparkagg's, and
     (``typed``) sparkagg's on the TypedImperativeAggregate path; with ``task_cpu``, also Spark's and sparkagg's
-    least task CPU seconds, under (call, TASK_CPU)."""
+    least task CPU seconds (cpu_of)."""
     print(f"{label}:")
     t = {}
     calls = CALLS if calls is None else calls
@@ -312,7 +378,7 @@ def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: boo
     def queries_of(ours: str, theirs: str) -> dict:
         queries = {theirs: sql.format(theirs), ours: sql.format(ours)}
         if typed:
-            queries[f"{ours} ({TYPED})"] = lambda: typed_path(spark, sql.format(ours))
+            queries[typed_of(ours)] = lambda: typed_path(spark, sql.format(ours))
         return queries
     shape = [(ours, theirs, queries_of(ours, theirs)) for _, ours, _, theirs in calls]
     # Every query's untimed runs before any is timed. Its own code is compiled and made hot by the JIT:
@@ -327,13 +393,13 @@ def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: boo
         common.timed_together(spark, {f"warm-up: {name}": query for name, query in queries.items()},
                               repeat=min(WARM_UPS[groups], repeat - 1))
     for ours, theirs, queries in shape:
-        cpu = {} if task_cpu else None
-        best = common.timed_together(spark, queries, repeat, cpu=cpu)
+        used = {} if task_cpu else None
+        best = common.timed_together(spark, queries, repeat, cpu=used)
         t[theirs], t[ours] = best[theirs], best[ours]
         if task_cpu:
-            t[(theirs, TASK_CPU)], t[(ours, TASK_CPU)] = cpu[theirs], cpu[ours]
+            t[cpu_of(theirs)], t[cpu_of(ours)] = used[theirs], used[ours]
         if typed:
-            t[(ours, TYPED)] = best[f"{ours} ({TYPED})"]
+            t[typed_of(ours)] = best[typed_of(ours)]
     return t
 
 
@@ -402,6 +468,16 @@ if __name__ == "__main__":
                             help="the calls to time, separated by commas without a space (a call's name may hold "
                                  "', '); records nothing")
         parser.add_argument("--shapes", default="", help="the shapes to time, comma-separated (default all)")
+        parser.add_argument("--settings", default=",".join(common.SETTINGS),
+                            help=f"the settings to run at, comma-separated (default {','.join(common.SETTINGS)})")
+        parser.add_argument("--setting-child", help=argparse.SUPPRESS)
+        parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
         args = parser.parse_args()
-        main(args.rows, args.repeat, args.out, not args.no_spill, [m for m in args.also_on.split(",") if m],
-             [c for c in re.split(r",(?! )", args.only) if c], [s for s in args.shapes.split(",") if s])
+        only = [c for c in re.split(r",(?! )", args.only) if c]
+        shapes = [s for s in args.shapes.split(",") if s]
+        if args.setting_child:
+            choose(only, shapes)
+            measure(args.setting_child, args.rows, args.repeat, args.folder)
+        else:
+            main(args.rows, args.repeat, args.out, not args.no_spill, [m for m in args.also_on.split(",") if m],
+                 only, shapes, [s for s in args.settings.split(",") if s])

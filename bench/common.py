@@ -67,12 +67,38 @@ class Recorder:
         return path
 
 
-def session(**conf):
-    """The benches' Spark: local[2], 4 shuffle partitions, 6 GB; ``conf`` adds settings."""
-    spark = sparkagg.session(master="local[2]", app_name="sparkagg-bench", **{
-        "spark.sql.shuffle.partitions": "4", "spark.driver.memory": "6g", "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false", "spark.log.level": "ERROR", **conf})
-    return spark
+# The settings a comparison runs at. "default": what `sparkagg.session()` gives a user on this machine (1 GB of
+# driver memory, 200 shuffle partitions coalesced by adaptive execution, the UI on), quiet in the log.
+# "tuned": a driver of 6 GB and 4 shuffle partitions, one per core and a few more, without the UI.
+SETTINGS = {
+    "default": {},
+    "tuned": {"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "6g", "spark.ui.enabled": "false"},
+}
+
+
+def session(setting: str = "tuned", **conf):
+    """The benches' Spark: local[2] at ``setting`` (SETTINGS), without the console's progress bar and with
+    errors alone in the log; ``conf`` adds settings. A driver's memory is fixed when its JVM starts, so one
+    process runs one setting."""
+    return sparkagg.session(master="local[2]", app_name="sparkagg-bench", **{
+        "spark.ui.showConsoleProgress": "false", "spark.log.level": "ERROR", **SETTINGS[setting], **conf})
+
+
+def datafusion_alone(file: Path, queries: list[str], partitions: int = 2, repeat: int = 5) -> dict[str, dict]:
+    """{query: bench/anchor_datafusion.py's record} of DataFusion's queries over the Parquet ``file`` (table
+    t), each timed best of ``repeat`` in a process of its own. Call it once the bench's Spark has stopped."""
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, str(Path(__file__).with_name("anchor_datafusion.py")), str(file), *queries,
+                          "--partitions", str(partitions), "--repeat", str(repeat)],
+                         capture_output=True, text=True, check=False)
+    if run.returncode != 0:
+        raise SystemExit(f"bench/anchor_datafusion.py failed:\n{run.stderr[-3000:]}")
+    records = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    for r in records:
+        print(f"  DataFusion {r['datafusion']} alone ({r['target_partitions']} partitions): {r['query']:40s} "
+              f"{r['seconds']:7.3f} s", flush=True)
+    return {r["query"]: r for r in records}
 
 
 GROUPINGS = (("k", "1k groups"), ("kbig", "1M groups"))
