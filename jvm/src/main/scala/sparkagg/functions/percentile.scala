@@ -29,7 +29,12 @@ object PercentileCont extends FunctionDef {
       "SELECT _FUNC_(0.25) WITHIN GROUP (ORDER BY col) FROM VALUES (0), (10), (20), (30), (NULL) AS tab(col)" -> "7.5",
       "SELECT _FUNC_(0.25) WITHIN GROUP (ORDER BY col DESC) FROM VALUES (0), (10), (20), (30) AS tab(col)" -> "22.5",
       "SELECT _FUNC_(col, 0.5) FROM VALUES (0), (10), (20), (30) AS tab(col)" -> "15.0"
-    )
+    ),
+    note = "linear interpolation at p*(n-1); equals Spark's percentile_cont",
+    accepts = "constant p in [0,1], numeric",
+    result = "float: float; else double",
+    emptyInput = "NULL",
+    dataFusion = "deviation: exact interpolation"
   )
 
   private val state = StructType(Seq(StructField(name, ArrayType(DoubleType, containsNull = true))))
