@@ -18,8 +18,8 @@ object PercentileCont extends FunctionDef {
   val name = "percentile_cont"
   /** DataFusion 55's alias. */
   override val aliases = Seq("quantile_cont")
-  val signature = "(p: constant double in [0, 1]) WITHIN GROUP (ORDER BY numeric [DESC]) -> double; or " +
-    "(numeric, p)"
+  val signature = "(p: constant double in [0, 1]) WITHIN GROUP (ORDER BY numeric [DESC]) -> float for float, " +
+    "else double; or (numeric, p)"
   override val withinGroup: WithinGroup = WithinGroup.KeyAsValue(mandatory = false)
   val doc = FunctionDoc(
     usage = "_FUNC_(p) WITHIN GROUP (ORDER BY expr [DESC]) - The p-th percentile of expr, interpolated " +
