@@ -1,7 +1,8 @@
 """The README's function table against the live registry and the JAR's own catalogue
 (sparkagg.Catalogue): every function and alias the session registers has a row, no row names a
 function that is gone, each row's retract and grouped-path columns say what the accumulators say, its
-other columns what the function's FunctionDoc says, and each deviation a FunctionDoc claims is explained in
+other columns what the function's FunctionDoc says, its function links to the function's entry in the
+reference `make docs` generates, and each deviation a FunctionDoc claims is explained in
 docs/deviations.md. A failure lists every row to fix."""
 from __future__ import annotations
 
@@ -107,6 +108,9 @@ def test_documented_columns_say_what_the_function_docs_say(facts):
         for column, key in DOCUMENTED.items():
             if row.get(column) != r[key]:
                 wrong.append(f"{name}: {column} is {r[key]!r} (its FunctionDoc), README says {row.get(column)!r}")
+        link = f"](docs/reference/{r['family']}.md#{name})"
+        if link not in row.get("function", link):
+            wrong.append(f"{name}: its function cell does not link to its reference entry ({link[2:-1]})")
     assert not wrong, "README function table disagrees with the FunctionDocs:\n  " + "\n  ".join(wrong)
 
 
