@@ -86,8 +86,10 @@ $(VENV)/.extras: $(VENV)/.installed
 	touch $@
 
 # The manual: docs/ as a site in site/ (mkdocs.yml), built strictly: a broken link or a page outside the nav
-# fails the build.
-docs: extras
+# fails the build. Its function reference, docs/reference/, is generated first from the JAR's catalogue, each
+# example run in Spark (sparkagg/docs_reference.py).
+docs: jar extras
+	$(PY) -m sparkagg.docs_reference docs/reference
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
 # The house style: scalafmt over the Scala sources and build files (`./build/sbt scalafmtAll` applies it),

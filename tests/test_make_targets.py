@@ -95,9 +95,10 @@ def test_make_bench_quick_trial():
     assert {p.name: p.stat().st_mtime_ns for p in (ROOT / "bench" / "results").iterdir()} == committed
 
 
+@pytest.mark.spark
 @pytest.mark.slow
 def test_make_docs():
-    result = run_documented("make docs", timeout=600)
+    result = run_documented("make docs", timeout=1200)  # the JAR first, when the tree has none
     assert result.returncode == 0, _tail(result)
     site = ROOT / "site"
     assert "sparkagg" in (site / "index.html").read_text()
@@ -106,6 +107,14 @@ def test_make_docs():
         built = site / ("index.html" if page.stem == "index" else f"{page.stem}/index.html")
         assert built.is_file(), page.name
     assert (site / "img" / "bench.png").read_bytes()[:8] == PNG
+    # the function reference generated from the JAR: a page per family, examples with Spark's results
+    generated = sorted(p.stem for p in (ROOT / "docs" / "reference").glob("*.md"))
+    assert "index" in generated and "regr" in generated and len(generated) > 20
+    for stem in generated:
+        built = site / "reference" / ("index.html" if stem == "index" else f"{stem}/index.html")
+        assert built.is_file(), stem
+    regr = (site / "reference" / "regr" / "index.html").read_text()
+    assert 'id="df_regr_slope"' in regr and "0.928571428571428" in regr
 
 
 def _fuzz_agreed(result, queries: int) -> None:

@@ -1,7 +1,9 @@
 """The README's function table against the live registry and the JAR's own catalogue
 (sparkagg.Catalogue): every function and alias the session registers has a row, no row names a
-function that is gone, each row's retract and grouped-path columns say what the accumulators say, and
-each deviation the table claims is explained in docs/deviations.md. A failure lists every row to fix."""
+function that is gone, each row's retract and grouped-path columns say what the accumulators say, its
+other columns what the function's FunctionDoc says, its function links to the function's entry in the
+reference `make docs` generates, and each deviation a FunctionDoc claims is explained in
+docs/deviations.md. A failure lists every row to fix."""
 from __future__ import annotations
 
 import re
@@ -14,6 +16,9 @@ import sparkagg
 README = Path(__file__).resolve().parent.parent / "README.md"
 FORMS = ("_merge_state", "_state", "_merge", "_finalize")
 COLUMNS = ["function", "arguments", "result", "empty input", "retract", "grouped path", "DataFusion 55", "notes"]
+# The columns that are FunctionDoc's facts, as the catalogue names them.
+DOCUMENTED = {"arguments": "accepts", "result": "result", "empty input": "empty_input", "DataFusion 55": "datafusion",
+              "notes": "note"}
 
 
 def _section(text: str, heading: str) -> str:
@@ -46,15 +51,6 @@ def readme_table() -> dict[str, dict]:
     return rows
 
 
-def catalogue(spark) -> list[dict]:
-    text = spark._jvm.sparkagg.Catalogue.tsv()
-    keys = ["name", "aliases", "signature", "retract", "grouped", "within_group"]
-    rows = [dict(zip(keys, line.split("\t"))) for line in text.splitlines()]
-    for r in rows:
-        r["aliases"] = [a for a in r["aliases"].split(",") if a]
-    return rows
-
-
 def registered(spark, prefix: str = sparkagg.DEFAULT_PREFIX) -> set[str]:
     """The plain functions and aliases the session has under `prefix`: SHOW USER FUNCTIONS without
     the state forms (a name that is another registered name plus _state, _merge, ...)."""
@@ -64,7 +60,7 @@ def registered(spark, prefix: str = sparkagg.DEFAULT_PREFIX) -> set[str]:
 
 @pytest.fixture(scope="module")
 def facts(spark):
-    return readme_table(), catalogue(spark), registered(spark)
+    return readme_table(), sparkagg.catalogue(spark), registered(spark)
 
 
 def test_every_registered_function_and_alias_has_a_readme_row(facts):
@@ -103,17 +99,35 @@ def test_retract_and_grouped_path_columns_agree_with_the_jar(facts):
     assert not wrong, "README function table disagrees with the JAR:\n  " + "\n  ".join(wrong)
 
 
+def test_documented_columns_say_what_the_function_docs_say(facts):
+    table, cat, _ = facts
+    wrong = []
+    for r in cat:
+        name = sparkagg.DEFAULT_PREFIX + r["name"]
+        row = table.get(name, {})
+        for column, key in DOCUMENTED.items():
+            if row.get(column) != r[key]:
+                wrong.append(f"{name}: {column} is {r[key]!r} (its FunctionDoc), README says {row.get(column)!r}")
+        link = f"](docs/reference/{r['family']}.md#{name})"
+        if link not in row.get("function", link):
+            wrong.append(f"{name}: its function cell does not link to its reference entry ({link[2:-1]})")
+    assert not wrong, "README function table disagrees with the FunctionDocs:\n  " + "\n  ".join(wrong)
+
+
 def test_each_claimed_deviation_is_explained(facts):
-    table, _, _ = facts
+    _, cat, _ = facts
     deviations = (README.parent / "docs" / "deviations.md").read_text()
     wrong = []
-    for name, row in table.items():
-        cell, bare = row["DataFusion 55"], name[len(sparkagg.DEFAULT_PREFIX):]
+    for r in cat:
+        cell, bare = r["datafusion"], r["name"]
+        for key in ("accepts", "result", "empty_input"):
+            if not r[key]:
+                wrong.append(f"{bare}: its FunctionDoc does not say {key}")
         if cell == "yes" or cell == "not in DataFusion 55" and f"`{bare}`" in deviations:
             continue
         if not cell.startswith("deviation: "):
-            wrong.append(f"{name}: DataFusion 55 column is {cell!r}: say 'yes', 'deviation: ...' or "
+            wrong.append(f"{bare}: its FunctionDoc's dataFusion is {cell!r}: say 'yes', 'deviation: ...' or "
                          "'not in DataFusion 55'")
         elif f"`{bare}`" not in deviations:
-            wrong.append(f"{name}: a deviation is claimed, but docs/deviations.md does not name `{bare}`")
+            wrong.append(f"{bare}: a deviation is claimed, but docs/deviations.md does not name `{bare}`")
     assert not wrong, "\n  ".join(wrong)

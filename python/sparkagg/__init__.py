@@ -16,7 +16,7 @@ EXTENSIONS = "sparkagg.SparkAggExtensions"
 PREFIX_CONF = "spark.sparkagg.prefix"
 DEFAULT_PREFIX = "df_"
 
-__all__ = ["session", "register", "register_class", "jar_path", "functions", "reference", "udaf"]
+__all__ = ["session", "register", "register_class", "catalogue", "jar_path", "functions", "reference", "udaf"]
 
 
 
@@ -124,6 +124,17 @@ def register_class(spark, name: str, class_name: str) -> None:
     """Register a user's aggregate (a Scala object or class implementing ``sparkagg.api.FunctionDef``,
     in a JAR on the session's classpath) as the SQL function ``name``."""
     _jvm_of(spark).sparkagg.SparkAgg.registerClass(spark._jsparkSession, name, class_name)
+
+
+def catalogue(spark) -> list[dict]:
+    """The built-in functions as the JAR describes them (``sparkagg.Catalogue``), family by family: a dict
+    each with ``name``, ``aliases``, ``signature``, ``retract``, ``grouped``, ``within_group``, ``family``
+    (the file of functions/ that defines it), ``family_title``, and its documentation: ``usage``,
+    ``arguments`` ([name, description] pairs), ``examples`` ([query, documented result] pairs; ``_FUNC_``
+    stands for the function's name), ``note``, ``accepts``, ``result``, ``empty_input``, ``datafusion``.
+    Names are without the prefix. Needs a classic (py4j) session with the JAR."""
+    import json
+    return json.loads(_jvm_of(spark).sparkagg.Catalogue.json())
 
 
 def __getattr__(name):  # lazy submodules: importing sparkagg does not start or import Spark

@@ -131,14 +131,13 @@ def list_functions(spark, prefix: str, out=sys.stdout) -> int:
     """Every function under ``prefix`` with its signature; on a classic session also its aliases, whether
     a sliding window retracts it, and whether the vectorised grouped path runs it, as the JAR says
     (sparkagg.Catalogue). Returns how many functions were listed."""
-    jvm = getattr(spark, "_jvm", None)
-    if jvm is not None:
-        rows = [line.split("\t") for line in jvm.sparkagg.Catalogue.tsv().splitlines()]
-        for name, aliases, signature, retract, grouped, within in rows:
-            also = ", ".join(prefix + a for a in aliases.split(",") if a)
-            out.write(f"{prefix}{name}{signature}\n")
-            out.write(f"    {'aliases: ' + also + '; ' if also else ''}retract: {retract}; grouped path: {grouped}; "
-                      f"WITHIN GROUP: {within}\n")
+    if getattr(spark, "_jvm", None) is not None:
+        rows = sparkagg.catalogue(spark)
+        for r in rows:
+            also = ", ".join(prefix + a for a in r["aliases"])
+            out.write(f"{prefix}{r['name']}{r['signature']}\n")
+            out.write(f"    {'aliases: ' + also + '; ' if also else ''}retract: {r['retract']}; "
+                      f"grouped path: {r['grouped']}; WITHIN GROUP: {r['within_group']}\n")
     else:  # Spark Connect: no py4j; the registry's own documentation
         names = {r[0].split(".")[-1] for r in spark.sql(f"SHOW USER FUNCTIONS LIKE '{prefix}*'").collect()}
         rows = sorted(n for n in names if not any(n.endswith(f) and n[: -len(f)] in names for f in FORMS))

@@ -2,15 +2,18 @@ package sparkagg
 
 import scala.util.Try
 
+import com.fasterxml.jackson.databind.ObjectMapper
+
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
+import sparkagg.compat.CollectionConverters._
 import sparkagg.functions.Functions
 
 /**
  * What each built-in function is, as its implementation says: name, aliases, signature, whether a
  * sliding window retracts it, whether the vectorised grouped path runs it. `sparkagg functions` prints
- * it and a test holds the README's function table to it.
+ * it, `make docs` writes the function reference from it, and a test holds the README's function table to it.
  *
  * Retract is read from the accumulators themselves: the function is bound to every argument list of
  * up to four arguments drawn from a few representative types (each argument also a constant, for the
@@ -117,10 +120,37 @@ object Catalogue {
 
   lazy val rows: Seq[Row] = Functions.all.map(row)
 
-  /** The rows as tab-separated text for py4j: name, aliases (comma-separated), signature, retract,
-   *  grouped path, WITHIN GROUP; one line per function. */
-  def tsv(): String =
-    rows.map(r =>
-      Seq(r.name, r.aliases.mkString(","), r.signature, r.retract, r.grouped, r.withinGroup)
-        .map(_.replace('\t', ' ').replace('\n', ' ')).mkString("\t")).mkString("\n")
+  /**
+   * The catalogue as JSON for py4j (`sparkagg functions`, the function reference `make docs` writes, the
+   * README's tests): one object per function, family by family in [[Functions.all]]'s order, with its row
+   * (name, aliases, signature, retract, grouped, within_group), its family (family, family_title) and its
+   * [[FunctionDoc]] (usage, arguments and examples as [name or query, text] pairs, note, accepts, result,
+   * empty_input, datafusion).
+   */
+  def json(): String = {
+    val rowOf = Functions.all.zip(rows).toMap
+    def pairs(of: Seq[(String, String)]) = of.map { case (a, b) => Seq(a, b).asJava }.asJava
+    val entries = for (family <- Functions.families; f <- family.functions) yield {
+      val (r, doc) = (rowOf(f), f.doc)
+      Map[String, AnyRef](
+        "name" -> r.name,
+        "aliases" -> r.aliases.asJava,
+        "signature" -> r.signature,
+        "retract" -> r.retract,
+        "grouped" -> r.grouped,
+        "within_group" -> r.withinGroup,
+        "family" -> family.name,
+        "family_title" -> family.title,
+        "usage" -> doc.usage,
+        "arguments" -> pairs(doc.arguments),
+        "examples" -> pairs(doc.examples),
+        "note" -> doc.note,
+        "accepts" -> doc.accepts,
+        "result" -> doc.result,
+        "empty_input" -> doc.emptyInput,
+        "datafusion" -> doc.dataFusion
+      ).asJava
+    }
+    new ObjectMapper().writeValueAsString(entries.asJava)
+  }
 }

@@ -1,7 +1,8 @@
 package sparkagg
 
+import com.fasterxml.jackson.databind.ObjectMapper
 import org.scalatest.funsuite.AnyFunSuite
-import sparkagg.functions.Functions
+import sparkagg.functions.{Avg, Functions}
 
 class CatalogueSuite extends AnyFunSuite {
   private def retract(name: String) = Catalogue.rows.find(_.name == name).get.retract
@@ -27,9 +28,12 @@ class CatalogueSuite extends AnyFunSuite {
     Seq("sum", "avg", "median").foreach(n => assert(grouped(n) == "native", n))
   }
 
-  test("tab-separated rows for py4j") {
-    val lines = Catalogue.tsv().split("\n")
-    assert(lines.length == Functions.all.size && lines.forall(_.split("\t", -1).length == 6))
-    assert(lines.exists(_.startsWith("avg\tmean\t")))
+  test("JSON for py4j: every function once, with its row, family and documentation") {
+    val entries = new ObjectMapper().readTree(Catalogue.json())
+    assert(entries.size == Functions.all.size)
+    val avg = entries.get(Functions.all.indexOf(Avg))
+    assert(avg.get("name").asText == "avg" && avg.get("aliases").get(0).asText == "mean")
+    assert(avg.get("family").asText == "average" && avg.get("retract").asText == "yes")
+    assert(avg.get("examples").get(0).get(1).asText == Avg.doc.examples.head._2)
   }
 }

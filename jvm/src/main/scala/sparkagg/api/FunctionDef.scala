@@ -83,12 +83,26 @@ trait StatePacking {
   def unpack(packed: Column): Array[Column]
 }
 
-/** The documentation a function shows in `DESCRIBE FUNCTION EXTENDED` (`_FUNC_` stands for its name). */
+/**
+ * The documentation a function shows in `DESCRIBE FUNCTION EXTENDED` (`_FUNC_` stands for its name), and
+ * the facts of its entry in the function reference (`make docs`) and its row in the README's function
+ * table, which are written here only:
+ *  - `note`: what else a user should know, in brief (Markdown);
+ *  - `accepts`: the argument types, in brief;
+ *  - `result`: the result type, by argument type where it depends on it;
+ *  - `emptyInput`: the result over no rows (or only rows the function skips);
+ *  - `dataFusion`: "yes" when results equal DataFusion 55's, "deviation: ..." naming the cases
+ *    docs/deviations.md explains, or "not in DataFusion 55".
+ */
 final case class FunctionDoc(
     usage: String,
     arguments: Seq[(String, String)],
     examples: Seq[(String, String)],
-    note: String = "")
+    note: String = "",
+    accepts: String = "",
+    result: String = "",
+    emptyInput: String = "",
+    dataFusion: String = "")
 
 /**
  * An aggregate function: DataFusion's AggregateUDFImpl reduced to what Spark needs.

@@ -24,7 +24,12 @@ object ApproxDistinct extends FunctionDef {
     examples = Seq(
       "SELECT _FUNC_(col) FROM VALUES (1), (2), (2), (NULL), (3) AS tab(col)" -> "3",
       "SELECT _FUNC_(col) FROM VALUES ('a') AS tab(col) WHERE col > 'b'" -> "0"
-    )
+    ),
+    note = "HyperLogLog p = 14",
+    accepts = "integers, date, timestamp, string, binary, decimal, boolean",
+    result = "bigint",
+    emptyInput = "0",
+    dataFusion = "deviation: own hash"
   )
 
   private val state = StructType(Seq(StructField("hll_registers", BinaryType, nullable = false)))

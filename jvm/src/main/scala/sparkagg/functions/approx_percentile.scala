@@ -16,6 +16,10 @@ import sparkagg.compat._
  * `_merge` and `_finalize` return a double: the state does not say which type made it.
  */
 private[sparkagg] object ApproxPercentile {
+  /** The result type and the DataFusion 55 column the three functions share (their FunctionDocs). */
+  val resultDoc = "float: float; else double"
+  val dataFusionDoc = "deviation: across partitions"
+
   val state: StructType = StructType(
     Seq(
       StructField("max_size", LongType),
@@ -143,7 +147,12 @@ object ApproxPercentileCont extends FunctionDef {
       "SELECT _FUNC_(col, 0.5) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "2.5",
       "SELECT _FUNC_(0.75) WITHIN GROUP (ORDER BY col DESC) FROM VALUES (1.0D), (2.0D), (3.0D), (4.0D) AS tab(col)" ->
         "1.5"
-    )
+    ),
+    note = "t-digest of about max_size (100) centroids",
+    accepts = "numeric, constant p in [0,1], constant integer > 0",
+    result = ApproxPercentile.resultDoc,
+    emptyInput = "NULL",
+    dataFusion = ApproxPercentile.dataFusionDoc
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] =
@@ -172,7 +181,12 @@ object ApproxPercentileContWithWeight extends FunctionDef {
     examples = Seq(
       "SELECT _FUNC_(col, w, 0.5) FROM VALUES (1.0D, 1), (2.0D, 1), (3.0D, 10) AS tab(col, w)" -> "2.9",
       "SELECT _FUNC_(w, 0.9) WITHIN GROUP (ORDER BY col) FROM VALUES (1, 1), (2, 1), (3, 10) AS tab(col, w)" -> "3.0"
-    )
+    ),
+    note = "rows with a NULL value or weight, or a weight not above 0, skipped; ranks against the total weight",
+    accepts = "numeric, numeric weight, constant p, constant integer > 0",
+    result = ApproxPercentile.resultDoc,
+    emptyInput = "NULL",
+    dataFusion = ApproxPercentile.dataFusionDoc
   )
 
   // WITHIN GROUP puts the key first: (x, weight, p [, max_size], descending), as the direct call.
@@ -192,7 +206,12 @@ object ApproxMedian extends FunctionDef {
     arguments = Seq("expr" -> Types.Numeric),
     examples = Seq(
       "SELECT _FUNC_(col) FROM VALUES (1.0D), (2.0D), (9.0D) AS tab(col)" -> "2.0",
-      "SELECT _FUNC_(col) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "2.5")
+      "SELECT _FUNC_(col) FROM VALUES (1), (2), (3), (4) AS tab(col)" -> "2.5"),
+    note = "approx_percentile_cont(x, 0.5)",
+    accepts = "numeric",
+    result = ApproxPercentile.resultDoc,
+    emptyInput = "NULL",
+    dataFusion = ApproxPercentile.dataFusionDoc
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {

@@ -31,7 +31,12 @@ object ArrayAgg extends FunctionDef {
         "[b, null, a]",
       "SELECT _FUNC_(col) FILTER (WHERE col IS NOT NULL) FROM VALUES (1), (NULL), (2) AS tab(col)" -> "[1, 2]"
     ),
-    note = "IGNORE NULLS is written FILTER (WHERE expr IS NOT NULL)."
+    note = "NULLs kept; `DISTINCT` via Spark; DataFusion's IGNORE NULLS: `FILTER (WHERE x IS NOT NULL)`; without " +
+      "keys, input order",
+    accepts = "any; keys orderable",
+    result = "array of x's type, elements nullable",
+    emptyInput = "NULL (not [])",
+    dataFusion = "yes"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = OrderKeys.of(args).flatMap { keys =>

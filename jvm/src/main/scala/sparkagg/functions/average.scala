@@ -22,7 +22,12 @@ object Avg extends FunctionDef {
     examples = Seq(
       "SELECT _FUNC_(col) FROM VALUES (1), (2), (NULL), (4) AS tab(col)" -> "2.3333333333333335",
       "SELECT _FUNC_(col) FROM VALUES (1.00BD), (2.00BD), (2.00BD) AS tab(col)" -> "1.666666"
-    )
+    ),
+    note = "decimal quotient truncated, as DataFusion",
+    accepts = "numeric",
+    result = "integer, float, double: double; decimal(p,s): decimal(min(38,p+4),min(38,s+4))",
+    emptyInput = "NULL",
+    dataFusion = "deviation: overflow, sliding doubles"
   )
 
   private def stateOf(sumType: DataType): StructType = StructType(

@@ -9,7 +9,8 @@ import sparkagg.common.{FoldGroups, LongFold, ValueKind}
  * all-NULL input. State: the running value, of the input type. bit_xor retracts (x ^ v ^ v = x);
  * bit_xor(DISTINCT x) comes from Spark's DISTINCT keyword.
  */
-sealed abstract class Bitwise(val name: String, val identity: Long, example: (String, String)) extends FunctionDef {
+sealed abstract class Bitwise(val name: String, val identity: Long, example: (String, String), note: String = "")
+  extends FunctionDef {
   private[sparkagg] def combine(acc: Long, v: Long): Long
   private[sparkagg] def retractable: Boolean = false
 
@@ -17,7 +18,12 @@ sealed abstract class Bitwise(val name: String, val identity: Long, example: (St
   val doc = FunctionDoc(
     usage = s"_FUNC_(expr) - The bitwise ${name.stripPrefix("bit_").toUpperCase} of the non-NULL values of expr.",
     arguments = Seq("expr" -> "an integer type: tinyint, smallint, int or bigint"),
-    examples = Seq(example)
+    examples = Seq(example),
+    note = note,
+    accepts = "tinyint, smallint, int, bigint",
+    result = "same",
+    emptyInput = "NULL",
+    dataFusion = "yes"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
@@ -56,7 +62,7 @@ object BitOr extends Bitwise("bit_or", 0L,
 }
 
 object BitXor extends Bitwise("bit_xor", 0L,
-    "SELECT _FUNC_(col) FROM VALUES (3), (5), (NULL) AS tab(col)" -> "6") {
+    "SELECT _FUNC_(col) FROM VALUES (3), (5), (NULL) AS tab(col)" -> "6", note = "`bit_xor(DISTINCT)` via Spark") {
   private[sparkagg] def combine(acc: Long, v: Long): Long = acc ^ v
   override private[sparkagg] def retractable: Boolean = true
 }

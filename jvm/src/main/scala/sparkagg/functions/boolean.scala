@@ -14,7 +14,11 @@ sealed abstract class BoolAggregate(val name: String, isAnd: Boolean, example: (
     usage = s"_FUNC_(expr) - True if ${if (isAnd) "all" else "any"} of the non-NULL values of expr " +
       s"${if (isAnd) "are" else "is"} true; NULL if there are none.",
     arguments = Seq("expr" -> "boolean"),
-    examples = Seq(example)
+    examples = Seq(example),
+    accepts = "boolean",
+    result = "boolean",
+    emptyInput = "NULL",
+    dataFusion = "yes"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {

@@ -15,7 +15,12 @@ object Corr extends CoMomentAggregate("corr", pair = true,
   val doc = FunctionDoc(
     usage = "_FUNC_(y, x) - Pearson's correlation coefficient of the pairs where neither is NULL.",
     arguments = Seq("y" -> sparkagg.api.Types.Numeric, "x" -> sparkagg.api.Types.Numeric),
-    examples = Seq("SELECT _FUNC_(y, x) FROM VALUES (1, 2), (2, 4), (3, 7) AS tab(y, x)" -> "0.9933992677987828")
+    examples = Seq("SELECT _FUNC_(y, x) FROM VALUES (1, 2), (2, 4), (3, 7) AS tab(y, x)" -> "0.9933992677987828"),
+    note = "n < 2 or zero variance: NULL; retracts (DataFusion's does not)",
+    accepts = "numeric pair",
+    result = "double",
+    emptyInput = "NULL",
+    dataFusion = "deviation: NaN in one column"
   )
 
   def result(m: CoMoments): Any =

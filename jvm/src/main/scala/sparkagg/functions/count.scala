@@ -21,7 +21,12 @@ object Count extends FunctionDef {
       "SELECT _FUNC_(*) FROM VALUES (NULL), (5), (5), (20) AS tab(col)" -> "4",
       "SELECT _FUNC_(col) FROM VALUES (NULL), (5), (5), (20) AS tab(col)" -> "3",
       "SELECT _FUNC_(DISTINCT col) FROM VALUES (NULL), (5), (5), (10) AS tab(col)" -> "2"
-    )
+    ),
+    note = "rows where every argument is non-NULL; `DISTINCT` via Spark; `(*)` needs the extension",
+    accepts = "any",
+    result = "bigint",
+    emptyInput = "0",
+    dataFusion = "yes"
   )
 
   private val state = StructType(Seq(StructField("count", LongType, nullable = false)))

@@ -16,7 +16,12 @@ sealed abstract class Covariance(name: String, sample: Boolean, example: (String
     usage = s"_FUNC_(y, x) - The ${if (sample) "sample" else "population"} covariance of the pairs " +
       "where neither is NULL.",
     arguments = Seq("y" -> sparkagg.api.Types.Numeric, "x" -> sparkagg.api.Types.Numeric),
-    examples = Seq(example)
+    examples = Seq(example),
+    note = "NULL pairs skipped; retracts (DataFusion's does not)",
+    accepts = "numeric pair",
+    result = "double",
+    emptyInput = "NULL",
+    dataFusion = "yes"
   )
 
   def result(m: CoMoments): Any = {

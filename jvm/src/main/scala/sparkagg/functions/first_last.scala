@@ -24,7 +24,12 @@ sealed abstract class FirstLast(val name: String, last: Boolean, examples: Seq[(
       "when ignore_nulls is true.",
     arguments = Seq("expr" -> "any type", "ignore_nulls" -> "a constant boolean, false by default",
       "key" -> Types.Orderable),
-    examples = examples
+    examples = examples,
+    note = s"DataFusion's IGNORE NULLS is the boolean; without keys, the $which row seen",
+    accepts = "any, constant boolean",
+    result = "same",
+    emptyInput = "NULL",
+    dataFusion = "yes"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = OrderKeys.of(args).flatMap { keys =>
@@ -93,7 +98,12 @@ object AnyValue extends FunctionDef {
   val doc = FunctionDoc(
     usage = "_FUNC_(expr) - Some non-NULL value of expr (the first to arrive), NULL if there is none.",
     arguments = Seq("expr" -> "any type"),
-    examples = Seq("SELECT _FUNC_(col) FROM VALUES (NULL), (5), (NULL) AS tab(col)" -> "5")
+    examples = Seq("SELECT _FUNC_(col) FROM VALUES (NULL), (5), (NULL) AS tab(col)" -> "5"),
+    note = "the first non-NULL value to arrive (DataFusion's: some non-NULL value)",
+    accepts = "any",
+    result = "same",
+    emptyInput = "NULL",
+    dataFusion = "yes"
   )
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) =>

@@ -17,7 +17,12 @@ sealed abstract class KurtosisFamily(name: String, sample: Boolean, example: Str
       (if (sample) "corrected for the sample size." else "without correction (m4 / m2^2 - 3)."),
     arguments = Seq("expr" -> Types.Numeric),
     examples = Seq("SELECT _FUNC_(col) FROM VALUES (1), (2), (2), (3), (10) AS tab(col)" -> example),
-    note = s"NULL for ${if (sample) "fewer than four values" else "no values"}, and when the values do not vary."
+    note = if (sample) "n < 4 or no variation: NULL; excess, sample-size corrected"
+    else "no variation: NULL; m4 / m2^2 - 3",
+    accepts = "numeric",
+    result = "double",
+    emptyInput = "NULL",
+    dataFusion = "not in DataFusion 55"
   )
 
   def result(n: Long, m2: Double, m3: Double, m4: Double): Any =

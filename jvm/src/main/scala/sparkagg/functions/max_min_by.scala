@@ -23,7 +23,12 @@ sealed abstract class ExtremeBy(val name: String, largest: Boolean, example: (St
       "(rows where y is NULL skipped).",
     arguments = Seq("x" -> "any type", "y" -> Types.Orderable),
     examples = Seq(example),
-    note = "Of rows with equal y, the first to arrive: which one may change with partitioning."
+    note = "rows with a NULL y skipped; equal ys: the first row to arrive; grouped in arrays for a y of a primitive " +
+      "type and an x of one, a string or a binary",
+    accepts = "any, orderable",
+    result = "x's type",
+    emptyInput = "NULL",
+    dataFusion = "not in DataFusion 55"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {

@@ -24,10 +24,15 @@ object Median extends FunctionDef {
     usage = "_FUNC_(expr) - The median of the non-NULL values of expr: a double for integers, else expr's type.",
     arguments = Seq("expr" -> Types.Numeric),
     examples = Seq(
-      "SELECT _FUNC_(col) FROM VALUES (1), (2), (9) AS tab(col)" -> "2",
+      "SELECT _FUNC_(col) FROM VALUES (1), (2), (9) AS tab(col)" -> "2.0",
       "SELECT _FUNC_(col) FROM VALUES (1), (2) AS tab(col)" -> "1.5",
       "SELECT _FUNC_(col) FROM VALUES (1.0D), (2.0D), (NULL) AS tab(col)" -> "1.5"
-    )
+    ),
+    note = "even count: mean of the middle two (decimals truncated)",
+    accepts = "numeric",
+    result = "integers: double; float, double, decimal: same",
+    emptyInput = "NULL",
+    dataFusion = "deviation: decimal mean exact"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {

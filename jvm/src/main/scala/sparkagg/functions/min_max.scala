@@ -20,7 +20,12 @@ sealed abstract class MinMax(val name: String, isMax: Boolean, example: (String,
     usage = s"_FUNC_(expr) - Returns the ${if (isMax) "largest" else "smallest"} non-NULL value of expr " +
       "(NaN sorts above every other number).",
     arguments = Seq("expr" -> Types.Orderable),
-    examples = Seq(example)
+    examples = Seq(example),
+    note = "NaN greatest",
+    accepts = "numbers, decimal, string, binary, boolean, date, timestamp, timestamp_ntz",
+    result = "same",
+    emptyInput = "NULL",
+    dataFusion = "deviation: grouped NaN and infinities"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {

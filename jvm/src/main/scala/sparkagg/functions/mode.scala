@@ -30,7 +30,12 @@ object Mode extends FunctionDef {
     examples = Seq(
       "SELECT _FUNC_(col) FROM VALUES (1), (2), (2), (3), (3), (NULL) AS tab(col)" -> "2",
       "SELECT _FUNC_(col) FROM VALUES ('b'), ('a'), ('b') AS tab(col)" -> "b"
-    )
+    ),
+    note = "NULLs skipped; equal frequencies: the smallest value; -0.0 and 0.0 counted apart",
+    accepts = "integers, float, double, date, timestamp, timestamp_ntz, string",
+    result = "same",
+    emptyInput = "NULL",
+    dataFusion = "not in DataFusion 55"
   )
 
   private def acceptsType(t: DataType): Boolean = t match {

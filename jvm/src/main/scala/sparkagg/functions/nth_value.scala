@@ -24,7 +24,12 @@ object NthValue extends FunctionDef {
       "SELECT _FUNC_(col, 2) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (20, 1), (30, 2) AS tab(col, t)" -> "30",
       "SELECT _FUNC_(col, -1) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (20, 1), (30, 2) AS tab(col, t)" -> "10",
       "SELECT _FUNC_(col, 4) WITHIN GROUP (ORDER BY t) FROM VALUES (10, 3), (20, 1), (30, 2) AS tab(col, t)" -> "NULL"
-    )
+    ),
+    note = "n < 0 counts from the last row; NULL past the rows",
+    accepts = "any, constant integer other than 0",
+    result = "same",
+    emptyInput = "NULL",
+    dataFusion = "yes"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = OrderKeys.of(args).flatMap { keys =>

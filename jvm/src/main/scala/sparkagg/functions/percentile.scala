@@ -18,8 +18,8 @@ object PercentileCont extends FunctionDef {
   val name = "percentile_cont"
   /** DataFusion 55's alias. */
   override val aliases = Seq("quantile_cont")
-  val signature = "(p: constant double in [0, 1]) WITHIN GROUP (ORDER BY numeric [DESC]) -> double; or " +
-    "(numeric, p)"
+  val signature = "(p: constant double in [0, 1]) WITHIN GROUP (ORDER BY numeric [DESC]) -> float for float, " +
+    "else double; or (numeric, p)"
   override val withinGroup: WithinGroup = WithinGroup.KeyAsValue(mandatory = false)
   val doc = FunctionDoc(
     usage = "_FUNC_(p) WITHIN GROUP (ORDER BY expr [DESC]) - The p-th percentile of expr, interpolated " +
@@ -29,7 +29,12 @@ object PercentileCont extends FunctionDef {
       "SELECT _FUNC_(0.25) WITHIN GROUP (ORDER BY col) FROM VALUES (0), (10), (20), (30), (NULL) AS tab(col)" -> "7.5",
       "SELECT _FUNC_(0.25) WITHIN GROUP (ORDER BY col DESC) FROM VALUES (0), (10), (20), (30) AS tab(col)" -> "22.5",
       "SELECT _FUNC_(col, 0.5) FROM VALUES (0), (10), (20), (30) AS tab(col)" -> "15.0"
-    )
+    ),
+    note = "linear interpolation at p*(n-1); equals Spark's percentile_cont",
+    accepts = "constant p in [0,1], numeric",
+    result = "float: float; else double",
+    emptyInput = "NULL",
+    dataFusion = "deviation: exact interpolation"
   )
 
   private val state = StructType(Seq(StructField(name, ArrayType(DoubleType, containsNull = true))))

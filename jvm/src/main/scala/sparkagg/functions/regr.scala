@@ -10,14 +10,20 @@ import sparkagg.common.Moment._
  * NULL on empty input; regr_count gives 0. State: count, mean_x, mean_y, m2_x, m2_y, algo_const.
  * Retractable.
  */
-sealed abstract class Regression(name: String, usage: String, example: (String, String))
+sealed abstract class Regression(name: String, usage: String, example: (String, String), note: String = "",
+    emptyInput: String = "NULL", dataFusion: String = "yes")
   extends CoMomentAggregate(name, pair = true,
     Seq("count" -> Moment.Count, "mean_x" -> MeanB, "mean_y" -> MeanA,
       "m2_x" -> M2B, "m2_y" -> M2A, "algo_const" -> CoMoment)) {
   val doc = FunctionDoc(
     usage = s"_FUNC_(y, x) - $usage, over the pairs where neither y nor x is NULL.",
     arguments = Seq("y" -> s"the dependent variable: ${Types.Numeric}", "x" -> "the independent variable: same"),
-    examples = Seq(example)
+    examples = Seq(example),
+    note = note,
+    accepts = "numeric pair",
+    result = resultType.simpleString,
+    emptyInput = emptyInput,
+    dataFusion = dataFusion
   )
 
   /** A moment-based result, NULL for an empty input. */
@@ -31,8 +37,12 @@ private object Example {
   val data = "FROM VALUES (1, 1), (3, 2), (4, 4) AS tab(y, x)"
 }
 
-object RegrSlope extends Regression("regr_slope", "The slope of the least-squares line",
-    s"SELECT _FUNC_(y, x) ${Example.data}" -> "0.9285714285714286") {
+object RegrSlope extends Regression(
+    "regr_slope",
+    "The slope of the least-squares line",
+    s"SELECT _FUNC_(y, x) ${Example.data}" -> "0.9285714285714286",
+    note = "NULL pairs skipped, as every regr_"
+  ) {
   def result(m: CoMoments): Any = slope(m)
 }
 object RegrIntercept extends Regression("regr_intercept", "The y-intercept of the least-squares line",
@@ -43,7 +53,7 @@ object RegrIntercept extends Regression("regr_intercept", "The y-intercept of th
   }
 }
 object RegrCount extends Regression("regr_count", "The number of pairs",
-    s"SELECT _FUNC_(y, x) ${Example.data}" -> "3") {
+    s"SELECT _FUNC_(y, x) ${Example.data}" -> "3", emptyInput = "0") {
   override def resultType: DataType = LongType
   override def resultNullable: Boolean = false
   def result(m: CoMoments): Any = m.n
@@ -54,12 +64,22 @@ object RegrR2 extends Regression("regr_r2", "The coefficient of determination of
   def result(m: CoMoments): Any =
     if (m.n < 2 || m.m2B == 0 || m.m2A == 0) null else m.c * m.c / (m.m2B * m.m2A)
 }
-object RegrAvgx extends Regression("regr_avgx", "The mean of x",
-    s"SELECT _FUNC_(y, x) ${Example.data}" -> "2.3333333333333335") {
+object RegrAvgx extends Regression(
+    "regr_avgx",
+    "The mean of x",
+    s"SELECT _FUNC_(y, x) ${Example.data}" -> "2.3333333333333335",
+    note = "avg of x over the pairs",
+    dataFusion = "deviation: infinities"
+  ) {
   def result(m: CoMoments): Any = nonEmpty(m)(m.meanB)
 }
-object RegrAvgy extends Regression("regr_avgy", "The mean of y",
-    s"SELECT _FUNC_(y, x) ${Example.data}" -> "2.6666666666666665") {
+object RegrAvgy extends Regression(
+    "regr_avgy",
+    "The mean of y",
+    s"SELECT _FUNC_(y, x) ${Example.data}" -> "2.6666666666666665",
+    note = "avg of y over the pairs",
+    dataFusion = "deviation: infinities"
+  ) {
   def result(m: CoMoments): Any = nonEmpty(m)(m.meanA)
 }
 object RegrSxx extends Regression("regr_sxx", "The sum of squares of x's deviations from its mean",

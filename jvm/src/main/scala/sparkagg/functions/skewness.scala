@@ -14,7 +14,11 @@ object Skewness extends ShapeMomentAggregate("skewness", fourth = false) {
     usage = "_FUNC_(expr) - The sample skewness of the non-NULL values of expr, adjusted for the sample size.",
     arguments = Seq("expr" -> Types.Numeric),
     examples = Seq("SELECT _FUNC_(col) FROM VALUES (1), (2), (2), (10) AS tab(col)" -> "1.9225217141412747"),
-    note = "NULL for fewer than three values, and when the values do not vary."
+    note = "n < 3 or no variation: NULL; sample-size adjusted",
+    accepts = "numeric",
+    result = "double",
+    emptyInput = "NULL",
+    dataFusion = "not in DataFusion 55"
   )
 
   def result(n: Long, m2: Double, m3: Double, m4: Double): Any =

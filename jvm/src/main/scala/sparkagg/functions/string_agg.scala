@@ -27,7 +27,12 @@ object StringAgg extends FunctionDef {
       "SELECT _FUNC_(col, ', ') FROM VALUES (CAST(NULL AS STRING)) AS tab(col)" -> "NULL",
       "SELECT _FUNC_(col, ',') WITHIN GROUP (ORDER BY t) FROM VALUES ('a', 3), (NULL, 1), ('c', 2) AS tab(col, t)" ->
         "c,a"
-    )
+    ),
+    note = "NULLs skipped",
+    accepts = "string, constant string",
+    result = "string",
+    emptyInput = "NULL",
+    dataFusion = "yes"
   )
 
   private val state = StructType(Seq(StructField(name, StringType)))

@@ -24,7 +24,12 @@ object Sum extends FunctionDef {
       "SELECT _FUNC_(col) FROM VALUES (5), (10), (15) AS tab(col)" -> "30",
       "SELECT _FUNC_(col) FROM VALUES (NULL), (NULL) AS tab(col)" -> "NULL",
       "SELECT _FUNC_(col) FROM VALUES (1.5D), (2.25D) AS tab(col)" -> "3.75"
-    )
+    ),
+    note = "exact",
+    accepts = "numeric",
+    result = "integer: bigint; float, double: double; decimal(p,s): decimal(min(38,p+10),s)",
+    emptyInput = "NULL",
+    dataFusion = "deviation: overflow, state, sliding doubles"
   )
 
   def stateOf(sumType: DataType): StructType = StructType(

@@ -15,7 +15,12 @@ sealed abstract class VarianceFamily(name: String, sample: Boolean, root: Boolea
     usage = s"_FUNC_(expr) - The ${if (sample) "sample" else "population"} " +
       s"${if (root) "standard deviation" else "variance"} of the non-NULL values of expr.",
     arguments = Seq("expr" -> sparkagg.api.Types.Numeric),
-    examples = Seq(example)
+    examples = Seq(example),
+    note = s"n = 1: ${if (sample) "NULL" else "0"}",
+    accepts = "numeric",
+    result = "double",
+    emptyInput = "NULL",
+    dataFusion = "yes"
   )
 
   def result(m: CoMoments): Any = {
