@@ -87,7 +87,8 @@ $(VENV)/.extras: $(VENV)/.installed
 
 # The manual: docs/ as a site in site/ (mkdocs.yml), built strictly: a broken link or a page outside the nav
 # fails the build. Its function reference, docs/reference/, is generated first from the JAR's catalogue, each
-# example run in Spark (sparkagg/docs_reference.py).
+# example run in Spark (sparkagg/docs_reference.py); the pages are committed, so that the README's links work
+# where the repository is read, and tests/test_docs_reference.py holds them to the catalogue.
 docs: jar extras
 	$(PY) -m sparkagg.docs_reference docs/reference
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet

@@ -1,6 +1,7 @@
 """The function reference `make docs` generates (sparkagg.docs_reference): an entry for every function of the
-JAR's catalogue on its family's page, each example with the result Spark gives now, and a documented
-result Spark does not give fails the generation."""
+JAR's catalogue on its family's page, each example with the result Spark gives now, a documented result Spark
+does not give failing the generation, and docs/reference/ (committed, so that the README's links work where
+the repository is read) the pages the catalogue gives now."""
 from __future__ import annotations
 
 import re
@@ -47,3 +48,10 @@ def test_a_result_other_than_documented_fails_the_generation(spark, monkeypatch)
     monkeypatch.setattr(sparkagg, "catalogue", lambda _spark: catalogue)
     with pytest.raises(docs_reference.ExampleMismatch, match="gives 2, documented: 3"):
         docs_reference.reference(spark)
+
+
+def test_the_committed_pages_are_the_generated_ones(pages):
+    committed = ROOT / "docs" / "reference"
+    assert sorted(p.name for p in committed.glob("*.md")) == sorted(p.name for p in pages.glob("*.md"))
+    stale = [p.name for p in pages.glob("*.md") if (committed / p.name).read_text() != p.read_text()]
+    assert not stale, f"docs/reference/ is not what the catalogue gives now ({', '.join(stale)}): run `make docs`"
