@@ -100,11 +100,11 @@ class GroupedSpillSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
   test("every function through a Final node that spills agrees with the TypedImperativeAggregate path",
     DefaultLineOnly, Slow) {
     import EveryFunction._
-    // 90k rows in 30k groups of three: every function's states go
-    // through the spilled runs and their merge.
-    createTable(spark, rows = 90000, name = "wide")
+    // 30k rows in 10k groups of three: every function's states outgrow the 40 MB and go through the spilled
+    // runs and their merge (the assertion on numSpills below holds the size to that).
+    createTable(spark, rows = 30000, name = "wide")
     val sql =
-      s"SELECT u % 30000 AS g, ${calls.map(EveryFunction.sql(_)).mkString(", ")} FROM wide GROUP BY u % 30000 ORDER BY g"
+      s"SELECT u % 10000 AS g, ${calls.map(EveryFunction.sql(_)).mkString(", ")} FROM wide GROUP BY u % 10000 ORDER BY g"
     val grouped = spark.sql(sql)
     val rows = grouped.collect()
     val finals =
@@ -114,7 +114,7 @@ class GroupedSpillSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
     val typed =
       try spark.sql(sql).collect()
       finally spark.conf.unset("spark.sparkagg.groups.enabled")
-    assert(rows.length == 30000 && typed.length == 30000)
+    assert(rows.length == 10000 && typed.length == 10000)
     rows.zip(typed).foreach { case (a, b) =>
       calls.indices.foreach { i =>
         assert(Gen.same(comparable(a.get(i + 1)), comparable(b.get(i + 1))), s"${calls(i)}: $a vs $b")
