@@ -117,9 +117,9 @@ SBT_TEST_SHORT := 'set Test/javaOptions += "-Dsparkagg.test.sweep=short"' \
 # build.sbt's meetsSpark), without the tests tagged DefaultLineOnly and with smaller volumes
 # (testing/Sweep.scala); the minors between, whose adapters are a few lines each, compile their suites in
 # `make jars` and run the Python ones. For every other minor, from its venv with the wheel installed
-# (so the package picks that minor's JAR), the demo and the Python suites where Spark versions differ: the
-# DataFusion oracles, the sql/ cases and spark-submit --jars, the state forms' Parquet rollup, windows, the
-# JAR/Spark checks. The long partition sweeps run once, on the default minor (SPARKAGG_TEST_SWEEP,
+# (so the package picks that minor's JAR), the Python suites where Spark versions differ: the DataFusion
+# oracles, the sql/ cases and spark-submit --jars, the state forms' Parquet rollup, windows, the JAR/Spark
+# checks with the demo's tables (in the suites' session: a demo of its own would start Spark again). The long partition sweeps run once, on the default minor (SPARKAGG_TEST_SWEEP,
 # sparkagg.test.sweep).
 WHEEL         := dist/sparkagg-0.1.0-py3-none-any.whl
 VERSION_TESTS := tests/test_oracle.py tests/test_oracle_extra.py tests/test_oracle_ordered.py tests/test_sql_files.py \
@@ -128,8 +128,8 @@ VERSION_TESTS := tests/test_oracle.py tests/test_oracle_extra.py tests/test_orac
 OLDEST_TESTS  := tests/test_python_udaf.py
 SCALATEST_OTHERS := $(foreach m,$(firstword $(OTHERS)) $(lastword $(OTHERS)),$(call project_of,$(m)))
 define minor_python
-	$(TIMED) "Spark $(1): the wheel installed, the demo" sh -ec '.venvs/spark-$(1)/bin/python -m pip install -q \
-	  --no-deps --force-reinstall $(WHEEL); cd /tmp; $(CURDIR)/.venvs/spark-$(1)/bin/sparkagg demo --master "local[2]"'
+	$(TIMED) "Spark $(1): the wheel installed" .venvs/spark-$(1)/bin/python -m pip install -q --no-deps \
+	  --force-reinstall $(WHEEL)
 	$(TIMED) "Spark $(1): pytest, the suites where minors differ" env SPARKAGG_TEST_SWEEP=short \
 	  .venvs/spark-$(1)/bin/python $(PYTEST) --junitxml=$(REPORTS)/pytest-spark-$(1)/report.xml $(VERSION_TESTS) \
 	  $(if $(filter $(1),$(firstword $(MINORS))),$(OLDEST_TESTS))
@@ -194,9 +194,11 @@ check-py: jar extras
 # `make test-long`: what `make test` runs at CI size, at full size, for a change to the operators or before a
 # release (an hour or more): ScalaTest on the default minor and the oldest and newest others with every minor
 # at the full partition sweeps (every pair where `make test` sweeps pairwise) and the long volumes
-# (testing/Sweep.scala), the other minors' Python suites at the full sweep, and the fuzzer for FUZZ_COUNT
-# (2,000) queries on the default minor and on the oldest.
+# (testing/Sweep.scala), the other minors' Python suites at the full sweep, the property tests with every
+# example, and the fuzzer for FUZZ_COUNT (2,000) queries on the default minor and on the oldest.
 SBT_TEST_LONG := 'set every Test/javaOptions += "-Dsparkagg.test.sweep=long"'
+# The pytest files with property tests (tests/sweep.py's examples: half of them in `make test`).
+PROPERTY_TESTS := $(shell grep -l 'sweep.examples' tests/*.py tests/reference/*.py)
 test-long: wheel
 	$(TIMED) "sbt: ScalaTest on Spark $(DEFAULT) and $(SCALATEST_OTHERS), full sweeps, long volumes" $(SBT) \
 	  $(SBT_TEST_LONG) $(call project_of,$(DEFAULT))/test $(foreach p,$(SCALATEST_OTHERS),$(p)/test)
@@ -205,6 +207,8 @@ test-long: wheel
 	  $(TIMED) "Spark $$m: pytest, full sweep" .venvs/spark-$$m/bin/python $(PYTEST) $(VERSION_TESTS) \
 	    $$(test $$m = $(firstword $(MINORS)) && echo $(OLDEST_TESTS)); \
 	done
+	$(TIMED) "pytest on Spark $(DEFAULT): the property tests, every example" env SPARKAGG_TEST_SWEEP=long \
+	  $(PY) $(PYTEST) $(PROPERTY_TESTS)
 	$(MAKE) fuzz FUZZ_COUNT=$(or $(FUZZ_COUNT),2000)
 	$(MAKE) fuzz FUZZ_SPARK=$(firstword $(MINORS)) FUZZ_COUNT=$(or $(FUZZ_COUNT),2000)
 

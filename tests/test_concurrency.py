@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow] # runs Spark in subprocesses
 
 APP = Path(__file__).parent / "apps" / "concurrent_clients.py"
 THREADS = 16
-SECONDS = 10
+SECONDS = 6
 
 
 def _run(*args: str, env=None) -> dict:
@@ -49,6 +49,6 @@ def test_16_spark_connect_clients(connect_server):
 
 
 def test_16_threads_on_a_cluster_losing_an_executor():
-    result = _run("--master", "local-cluster[2,1,1024]", "--jar", sparkagg.jar_path(), "--kill-executor-after", "5")
+    result = _run("--master", "local-cluster[2,1,1024]", "--jar", sparkagg.jar_path(), "--kill-executor-after", "3")
     assert result["killed"], "no executor was killed"
     _assert_all_right(result)

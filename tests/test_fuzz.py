@@ -13,7 +13,7 @@ import data
 import sparkagg
 from fuzz import queries, runner, tables
 
-SHORT_RUN = 80
+SHORT_RUN = 50
 SEED = 20261125
 WITHIN_GROUP = sparkagg.spark_minor() != "3.5"
 

@@ -77,3 +77,11 @@ def test_a_jar_for_another_spark_is_refused_naming_both_versions_and_the_jar_to_
     for line in lines:
         assert f"is built for Spark {OTHER}, but this is Spark {pyspark.__version__}" in line, line
         assert f"Use {fitting}.jar instead" in line and f"sparkagg jar --spark {RUNNING}" in line, line
+
+
+def test_the_demo_matches_the_reference_model_on_this_spark(spark, capsys):
+    # `sparkagg demo`'s tables on the shared session: every other minor's `make test` runs this from its venv with
+    # the wheel installed (the CLI's own run is make demo's and the wheel's fresh venv's, on the default minor)
+    from sparkagg import demo
+    assert demo.showcase(spark) == 0
+    assert f"Spark {spark.version}" in capsys.readouterr().out

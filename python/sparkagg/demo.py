@@ -143,12 +143,23 @@ def _python_udaf(spark, prefix: str) -> int:
 
 
 def run(master: str = "local[*]", prefix: str = sparkagg.DEFAULT_PREFIX) -> int:
+    """The demo on a Spark of its own (``sparkagg demo``): 0 when every result matches the reference model."""
     started = time.time()
     spark = sparkagg.session(master=master, prefix=prefix, app_name="sparkagg-demo",
                              **{"spark.sql.shuffle.partitions": "4", "spark.log.level": "WARN"})
+    mismatches = showcase(spark, prefix)
+    print(f"\nsparkagg demo finished in {time.time() - started:.1f}s: "
+          f"{'every result matches the reference model' if mismatches == 0 else f'{mismatches} differences'}")
+    spark.stop()
+    return 0 if mismatches == 0 else 1
+
+
+def showcase(spark, prefix: str = sparkagg.DEFAULT_PREFIX) -> int:
+    """The demo's tables on ``spark`` (whose functions carry ``prefix``), each beside the reference model's
+    values; returns how many differ."""
     spark.sql(SALES).createOrReplaceTempView("sales")
     data = to_arrow(spark.table("sales"))
-    print(f"sparkagg demo: {ROWS} sample sales rows on {master}; Spark {spark.version}; "
+    print(f"sparkagg demo: {ROWS} sample sales rows on {spark.sparkContext.master}; Spark {spark.version}; "
           f"functions prefixed '{prefix}'")
     mismatches = _grouped(spark, data, prefix, "Grouped aggregates by region", "region", [
         ("orders", "count", []), ("units", "sum", ["qty"]), ("avg_amount", "avg", ["amount"]),
@@ -157,11 +168,7 @@ def run(master: str = "local[*]", prefix: str = sparkagg.DEFAULT_PREFIX) -> int:
     mismatches += _grouped(spark, data, prefix, "DISTINCT through Spark's DISTINCT keyword", "region", [
         ("products", "count", ["product"]), ("distinct_qty_sum", "sum", ["qty"])], distinct=True)
     mismatches += _windowed(spark, data, prefix, preceding=6)
-    mismatches += _python_udaf(spark, prefix)
-    print(f"\nsparkagg demo finished in {time.time() - started:.1f}s: "
-          f"{'every result matches the reference model' if mismatches == 0 else f'{mismatches} differences'}")
-    spark.stop()
-    return 0 if mismatches == 0 else 1
+    return mismatches + _python_udaf(spark, prefix)
 
 
 if __name__ == "__main__":

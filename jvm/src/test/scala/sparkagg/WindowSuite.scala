@@ -10,7 +10,9 @@ import sparkagg.testing.{SparkFeatures, Sweep}
 class WindowSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPlanHelper {
   override def beforeAll(): Unit = {
     super.beforeAll()
-    spark.range(0, 3000).selectExpr(
+    // Seven partitions of about 210 rows (430 under `make test-long`): long enough for every frame to slide,
+    // grow and shrink; Spark's side recomputes its frames, quadratic in the rows for UNBOUNDED FOLLOWING.
+    spark.range(0, Sweep.volume(1500, 3000)).selectExpr(
       "id % 7 AS p",
       "id AS o",
       "IF(id % 9 = 0, NULL, CAST(id * 7919 % 1000 - 500 AS INT)) AS i",
