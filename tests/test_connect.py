@@ -59,6 +59,12 @@ def test_sliding_window_and_state_forms_over_spark_connect(remote):
     assert remote["state"] == [[1.5]]
 
 
+def test_a_forged_state_is_refused_with_sparkaggs_error_class_over_spark_connect(remote):
+    [[kind, error_class, sql_state, message]] = remote["forged"]
+    assert (kind, error_class, sql_state) == ("IllegalArgumentException", "SPARKAGG_INVALID_STATE", "22023")
+    assert message.startswith("[SPARKAGG_INVALID_STATE] df_avg_merge: invalid state, count: -5 is negative")
+
+
 def test_cli_over_spark_connect_with_progress(remote):
     cli = remote["cli"]
     assert cli.returncode == 0, cli.stderr[-3000:]

@@ -1,16 +1,31 @@
 """States given by a user to the state forms (_merge, _merge_state, _finalize) that no accumulator can make
-are refused with an error naming the SQL function, the state field and why; valid states still give their
-values. One test per function family; every expected value and message is worked out by hand."""
+are refused with an error naming the SQL function, the state field and why, of sparkagg's error class
+SPARKAGG_INVALID_STATE (SQLSTATE 22023); valid states still give their values. One test per function family;
+every expected value and message is worked out by hand."""
 from __future__ import annotations
 
 import re
 
 import pytest
+from pyspark.errors import IllegalArgumentException
+
+import sparkagg
+
+# From Spark 4.0 a task's SparkThrowable fails its job as it is: PySpark raises its IllegalArgumentException,
+# with sparkagg's error class and SQLSTATE. Spark 3.5 wraps every task failure in a SparkException, which
+# reaches Python as a Py4JJavaError holding the same message.
+TASK_ERRORS_AS_THEY_ARE = sparkagg.spark_minor() != "3.5"
 
 
 def _refused(spark, sql, message):
-    with pytest.raises(Exception, match=re.escape(message)):
-        spark.sql(sql).collect()
+    if TASK_ERRORS_AS_THEY_ARE:
+        with pytest.raises(IllegalArgumentException) as raised:
+            spark.sql(sql).collect()
+        assert (raised.value.getErrorClass(), raised.value.getSqlState()) == ("SPARKAGG_INVALID_STATE", "22023")
+        assert str(raised.value).startswith(f"[SPARKAGG_INVALID_STATE] {message}"), str(raised.value)[:500]
+    else:
+        with pytest.raises(Exception, match=re.escape(f"[SPARKAGG_INVALID_STATE] {message}")):
+            spark.sql(sql).collect()
 
 
 def _one(spark, sql):

@@ -24,4 +24,10 @@ emit("window", spark.sql("SELECT df_sum(x) OVER (ORDER BY i ROWS BETWEEN 1 PRECE
                          "FROM VALUES (1, 10), (2, 10), (3, 5) AS t(i, x) ORDER BY i").collect())
 emit("state", spark.sql("SELECT df_avg_merge(s) FROM (SELECT df_avg_state(x) AS s FROM VALUES (1), (2) AS t(x))")
      .collect())
+# A forged state: refused with sparkagg's error class and SQLSTATE, as Spark's own errors arrive.
+try:
+    spark.sql("SELECT df_avg_merge(named_struct('count', -5L, 'sum', 1.0D))").collect()
+    emit("forged", [])
+except Exception as e:  # noqa: BLE001 (what arrives is the check)
+    emit("forged", [[type(e).__name__, e.getErrorClass(), e.getSqlState(), str(e).splitlines()[0]]])
 spark.stop()

@@ -26,8 +26,8 @@ object StateCheck {
   def all(checks: StateCheck*): StateCheck = (schema, state) => checks.iterator.flatMap(_(schema, state)).nextOption()
 
   /** The error for a user-given state with `fault`, naming the SQL function it was given to. */
-  def refuse(sqlName: String, fault: StateFault): IllegalArgumentException =
-    new IllegalArgumentException(s"$sqlName: invalid state, ${fault.field}: ${fault.why}")
+  def refuse(sqlName: String, fault: StateFault): SparkAggIllegalArgumentException =
+    SparkAggError.illegalArgument(SparkAggError.InvalidState, s"$sqlName: invalid state, ${fault.field}: ${fault.why}")
 
   /** A count or a sum of squares (bigint or double): never below zero. NULL is left to other checks. */
   def nonNegative(field: String): StateCheck = (schema, state) => {
