@@ -21,7 +21,7 @@ def _refused(spark, sql, message):
     if TASK_ERRORS_AS_THEY_ARE:
         with pytest.raises(IllegalArgumentException) as raised:
             spark.sql(sql).collect()
-        assert (raised.value.getErrorClass(), raised.value.getSqlState()) == ("SPARKAGG_INVALID_STATE", "22023")
+        assert (raised.value.getCondition(), raised.value.getSqlState()) == ("SPARKAGG_INVALID_STATE", "22023")
         assert str(raised.value).startswith(f"[SPARKAGG_INVALID_STATE] {message}"), str(raised.value)[:500]
     else:
         with pytest.raises(Exception, match=re.escape(f"[SPARKAGG_INVALID_STATE] {message}")):

@@ -29,5 +29,5 @@ try:
     spark.sql("SELECT df_avg_merge(named_struct('count', -5L, 'sum', 1.0D))").collect()
     emit("forged", [])
 except Exception as e:  # noqa: BLE001 (what arrives is the check)
-    emit("forged", [[type(e).__name__, e.getErrorClass(), e.getSqlState(), str(e).splitlines()[0]]])
+    emit("forged", [[type(e).__name__, e.getCondition(), e.getSqlState(), str(e).splitlines()[0]]])
 spark.stop()
