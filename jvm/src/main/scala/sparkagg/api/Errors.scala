@@ -34,5 +34,4 @@ object SparkAggError {
 
 /** An argument (a state, a parameter) that sparkagg refuses at run time; PySpark's IllegalArgumentException. */
 final class SparkAggIllegalArgumentException(val errorClass: String, val sqlState: String, text: String)
-  extends IllegalArgumentException(s"[$errorClass] $text SQLSTATE: $sqlState")
-  with SparkAggError
+  extends IllegalArgumentException(s"[$errorClass] $text SQLSTATE: $sqlState") with SparkAggError
