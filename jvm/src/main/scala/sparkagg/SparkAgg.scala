@@ -6,9 +6,9 @@ import org.apache.spark.sql.functions.{udaf => aggregatorUdf} // renamed: Scala 
 import org.apache.spark.sql.types.{DataType, StructField, StructType}
 import org.apache.spark.sql.sparkagg.SparkInternals
 import sparkagg.api.FunctionDef
-import sparkagg.catalyst.{AccumulatorAggregator, CountStarParser, Registry}
+import sparkagg.catalyst.{AccumulatorAggregator, CountStarParser, Registry, SparkAggregates}
 import sparkagg.exec.{GroupedAggregateStrategy, GroupedPartialInput, StatePackets}
-import sparkagg.functions.{Count, Functions}
+import sparkagg.functions.{Avg, Count, Functions, Max, Min, Sum}
 import sparkagg.window.{DistinctWindowRule, SlidingWindowStrategy}
 
 /**
@@ -106,7 +106,7 @@ class SparkAggExtensions extends (SparkSessionExtensions => Unit) {
     Registry.entries(Functions.all, prefix).foreach(extensions.injectFunction)
     extensions.injectParser((_, delegate) => new CountStarParser(delegate, SparkAgg.countName(prefix)))
     extensions.injectPlannerStrategy(SlidingWindowStrategy(_))
-    extensions.injectPlannerStrategy(GroupedAggregateStrategy(_))
+    extensions.injectPlannerStrategy(GroupedAggregateStrategy(_, SparkAggregates(Count, Sum, Avg, Min, Max)))
     extensions.injectColumnar(_ => GroupedPartialInput)
     extensions.injectQueryStagePrepRule(_ => StatePackets.Rule)
     extensions.injectResolutionRule(_ => DistinctWindowRule)

@@ -5,7 +5,6 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateFunction, A
 import org.apache.spark.sql.sparkagg.SparkInternals
 import org.apache.spark.sql.types._
 import sparkagg.api.{BindContext, FunctionDef, Types}
-import sparkagg.functions
 
 /**
  * Spark's own aggregate functions that sparkagg's grouped operator runs itself when a query mixes them
@@ -28,23 +27,25 @@ import sparkagg.functions
  *
  * Any other Spark aggregate (decimal averages, which Spark rounds and sparkagg truncates; first,
  * collect_list, ...)
- * keeps the whole aggregation on Spark's path.
+ * keeps the whole aggregation on Spark's path. The functions standing in are handed over (by `SparkAgg`, as
+ * the Registry's are): catalyst does not know the function list.
  */
-object SparkAggregates {
+final case class SparkAggregates(count: FunctionDef, sum: FunctionDef, avg: FunctionDef, min: FunctionDef,
+    max: FunctionDef) {
   private val plain = BindContext(failOnOverflow = false)
 
   /** sparkagg's call standing for Spark's `f`, or None when `f` must stay Spark's. */
   def equivalent(f: AggregateFunction): Option[AccumulatorAggregate] = f match {
-    case c: Count => Some(standIn(functions.Count, "count", c.children, plain))
-    case s: Sum if Types.isFloating(s.child.dataType) => Some(standIn(functions.Sum, "sum", s.children, plain))
+    case c: Count => Some(standIn(count, "count", c.children, plain))
+    case s: Sum if Types.isFloating(s.child.dataType) => Some(standIn(sum, "sum", s.children, plain))
     case s: Sum if Types.isDecimal(s.child.dataType) =>
-      Some(standIn(functions.Sum, "sum", s.children, BindContext(SparkInternals.sumMode(s) == EvalMode.ANSI)))
+      Some(standIn(sum, "sum", s.children, BindContext(SparkInternals.sumMode(s) == EvalMode.ANSI)))
     case s: Sum if Types.isIntegral(s.child.dataType) =>
-      integerSum(SparkInternals.sumMode(s)).map(standIn(functions.Sum, "sum", s.children, _))
+      integerSum(SparkInternals.sumMode(s)).map(standIn(sum, "sum", s.children, _))
     case a: Average if Types.isIntegral(a.child.dataType) || Types.isFloating(a.child.dataType) =>
-      Some(standIn(functions.Avg, "avg", a.children, plain))
-    case m: Min if ordersAsSpark(m.child.dataType) => Some(standIn(functions.Min, "min", m.children, plain))
-    case m: Max if ordersAsSpark(m.child.dataType) => Some(standIn(functions.Max, "max", m.children, plain))
+      Some(standIn(avg, "avg", a.children, plain))
+    case m: Min if ordersAsSpark(m.child.dataType) => Some(standIn(min, "min", m.children, plain))
+    case m: Max if ordersAsSpark(m.child.dataType) => Some(standIn(max, "max", m.children, plain))
     case _ => None
   }
 

@@ -42,12 +42,12 @@ import sparkagg.catalyst.{AccumulatorAggregate, Form, SparkAggregates}
  *  - `spark.sparkagg.groups.packets` (default true): the states cross each shuffle by the keys in packets,
  *    not a row per group ([[StatePackets]], placed after Spark's exchanges by `StatePackets.Rule`).
  */
-case class GroupedAggregateStrategy(spark: SparkSession) extends SparkStrategy {
+case class GroupedAggregateStrategy(spark: SparkSession, sparkOwn: SparkAggregates) extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case PhysicalAggregation(keyExpressions, spelled, results, child)
         if GroupedAggregateStrategy.enabled(spark) &&
-          GroupedAggregateStrategy.grouped(spelled).isDefined =>
-      val aggregates = GroupedAggregateStrategy.grouped(spelled).get
+          GroupedAggregateStrategy.grouped(spelled, sparkOwn).isDefined =>
+      val aggregates = GroupedAggregateStrategy.grouped(spelled, sparkOwn).get
       val grouping = keyExpressions.map(GroupedAggregateStrategy.normalized)
       val (distinct, regular) = aggregates.partition(_.isDistinct)
       if (distinct.isEmpty) GroupedAggregateStrategy.twoStages(grouping, aggregates, results, planLater(child)) :: Nil
@@ -131,12 +131,13 @@ object GroupedAggregateStrategy {
   }
 
   /** The aggregation's calls as the grouped operator runs them (Spark's own replaced by their sparkagg
-   *  equivalents), or None when it does not: it has no sparkagg function, or a call that cannot run there. */
-  def grouped(aggregates: Seq[AggregateExpression]): Option[Seq[AggregateExpression]] = {
+   *  equivalents, `sparkOwn`), or None when it does not: it has no sparkagg function, or a call that cannot
+   *  run there. */
+  def grouped(aggregates: Seq[AggregateExpression], sparkOwn: SparkAggregates): Option[Seq[AggregateExpression]] = {
     val calls = aggregates.map { a =>
       a.aggregateFunction match {
         case _: AccumulatorAggregate => Some(a)
-        case f => SparkAggregates.equivalent(f).map(e => a.copy(aggregateFunction = e))
+        case f => sparkOwn.equivalent(f).map(e => a.copy(aggregateFunction = e))
       }
     }
     val sparkaggs = aggregates.exists(a => a.aggregateFunction.isInstanceOf[AccumulatorAggregate])
