@@ -8,6 +8,8 @@ import argparse
 import json
 import os
 import platform
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -87,8 +89,6 @@ def session(setting: str = "tuned", **conf):
 def datafusion_alone(file: Path, queries: list[str], partitions: int = 2, repeat: int = 5) -> dict[str, dict]:
     """{query: bench/anchor_datafusion.py's record} of DataFusion's queries over the Parquet ``file`` (table
     t), each timed best of ``repeat`` in a process of its own. Call it once the bench's Spark has stopped."""
-    import subprocess
-    import sys
     run = subprocess.run([sys.executable, str(Path(__file__).with_name("anchor_datafusion.py")), str(file), *queries,
                           "--partitions", str(partitions), "--repeat", str(repeat)],
                          capture_output=True, text=True, check=False)
