@@ -43,6 +43,7 @@ def test_an_unsupported_spark_gets_the_supported_list(version, capsys):
 # Starts Spark with the other line's JAR: once with the extension, once registering at run time.
 WRONG_JAR_APP = r"""
 import sys
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 import sparkagg
 jar = sys.argv[1]
@@ -52,10 +53,9 @@ def attempt(what, start):
         print(what, "ACCEPTED")
     except Exception as e:
         print(what, "REFUSED", " ".join(str(e).split()))
-    finally:
-        active = SparkSession.getActiveSession()
-        if active is not None:
-            active.stop()
+    finally:  # the context too: a refused extension leaves it running, and the next attempt would reuse it
+        if SparkContext._active_spark_context is not None:
+            SparkContext._active_spark_context.stop()
 def base():
     return SparkSession.builder.master("local[1]").config("spark.jars", jar).config("spark.ui.enabled", "false")
 def with_extension():

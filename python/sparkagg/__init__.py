@@ -99,11 +99,17 @@ def session(master: str = "local[*]", prefix: str = DEFAULT_PREFIX, app_name: st
 
 
 def _jvm_of(spark):
+    """The session's JVM, once the JAR on its classpath is known to be built for this Spark. The check is
+    Java, so it links under any Scala: the JAR's Scala classes may not (a 2.12 class under Scala 2.13)."""
     jvm = getattr(spark, "_jvm", None)
     if jvm is None:
         raise TypeError(
             "sparkagg.register needs a classic (py4j) SparkSession. On Spark Connect, start the server "
             f"with the sparkagg JAR and spark.sql.extensions={EXTENSIONS}; the functions are then there.")
+    try:
+        jvm.sparkagg.SparkLineCheck.require()
+    except TypeError as e:  # py4j: the class is not on the JVM's classpath
+        raise RuntimeError(f"sparkagg: the JAR is not on this session's classpath ({jar_path()})") from e
     return jvm
 
 
@@ -113,10 +119,7 @@ def register(spark, prefix: str | None = None) -> None:
     The session's ``spark.sparkagg.prefix`` becomes ``prefix``, which its Column functions then use."""
     jvm = _jvm_of(spark)
     prefix = spark.conf.get(PREFIX_CONF, DEFAULT_PREFIX) if prefix is None else prefix
-    try:
-        jvm.sparkagg.SparkAgg.register(spark._jsparkSession, prefix)
-    except TypeError as e:  # py4j: the class is not on the JVM's classpath
-        raise RuntimeError(f"sparkagg: the JAR is not on this session's classpath ({jar_path()})") from e
+    jvm.sparkagg.SparkAgg.register(spark._jsparkSession, prefix)
     spark.conf.set(PREFIX_CONF, prefix)
 
 

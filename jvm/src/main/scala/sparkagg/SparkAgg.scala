@@ -100,8 +100,19 @@ object SparkAgg {
  * `spark.sparkagg.prefix` (default `df_`) in each new session, and makes `df_count(*)` count rows.
  */
 class SparkAggExtensions extends (SparkSessionExtensions => Unit) {
+  // The line check runs before any other class of the JAR is touched: the JVM verifies a method before
+  // running it, loading the classes its body hands on as another type, and a Scala 2.12 class does not load
+  // under Scala 2.13 (Spark then logs the failure and starts without sparkagg instead of refusing).
   override def apply(extensions: SparkSessionExtensions): Unit = {
     SparkLineCheck.require()
+    SparkAggExtensions.inject(extensions)
+  }
+}
+
+object SparkAggExtensions {
+  /** What the extension adds to each new session. Not in SparkAgg: the JVM verifies every method of a class
+   *  when it links it, and SparkAgg.register must reach its own line check. */
+  private[sparkagg] def inject(extensions: SparkSessionExtensions): Unit = {
     val prefix = SparkAgg.configuredPrefix
     Registry.entries(Functions.all, prefix).foreach(extensions.injectFunction)
     extensions.injectParser((_, delegate) => new CountStarParser(delegate, SparkAgg.countName(prefix)))
