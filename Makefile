@@ -124,8 +124,8 @@ SBT_TEST_SHORT := 'set Test/javaOptions += "-Dsparkagg.test.sweep=short"' \
 WHEEL         := dist/sparkagg-0.1.0-py3-none-any.whl
 VERSION_TESTS := tests/test_oracle.py tests/test_oracle_extra.py tests/test_oracle_ordered.py tests/test_sql_files.py \
                  tests/test_state_as_data.py tests/test_window.py tests/test_spark_lines.py
-# On the oldest minor, whose PySpark differs most, also the Python udafs (sparkagg.udaf).
-OLDEST_TESTS  := tests/test_python_udaf.py
+# On the oldest minor, whose PySpark differs most, also the Python udafs (sparkagg.udaf), as runners and as Columns.
+OLDEST_TESTS  := tests/test_python_udaf.py tests/test_udaf_columns.py
 SCALATEST_OTHERS := $(foreach m,$(firstword $(OTHERS)) $(lastword $(OTHERS)),$(call project_of,$(m)))
 define minor_python
 	$(TIMED) "Spark $(1): the wheel installed" .venvs/spark-$(1)/bin/python -m pip install -q --no-deps \

@@ -21,13 +21,16 @@ BELOW = {
     "exec": {"api", "common", "catalyst"},
     "udf": {"api", "common", "catalyst", "functions"},
     "udaf": {"api", "common", "catalyst", "functions"},
+    "python": {"api"},
 }
 NAMED = re.compile(r"\bsparkagg\.(" + "|".join(BELOW) + r")\b")
-COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+# Comments and string literals (a Python module named in a string is no Scala dependency)
+COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*|""".*?"""|"(?:[^"\\\n]|\\.)*"', re.S)
 
 
 def _named(path: Path) -> set[str]:
-    """The sparkagg packages a source file names in its code (imports or qualified names), comments aside."""
+    """The sparkagg packages a source file names in its code (imports or qualified names), comments and strings
+    aside."""
     code = COMMENT.sub("", path.read_text())
     code = re.sub(r"^package .*$", "", code, flags=re.M)
     return set(NAMED.findall(code))

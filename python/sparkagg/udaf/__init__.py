@@ -21,7 +21,8 @@ from __future__ import annotations
 from ..reference.groups import EmitTo, GroupsAccumulator
 from .aggregate import PARTIAL_GROUPS_CONF, aggregate
 from .api import Accumulator, AggregateUDF, UdafCall, UdafError, udaf
+from .column import register
 from .window import window
 
 __all__ = ["Accumulator", "AggregateUDF", "EmitTo", "GroupsAccumulator", "PARTIAL_GROUPS_CONF", "UdafCall",
-           "UdafError", "aggregate", "udaf", "window"]
+           "UdafError", "aggregate", "register", "udaf", "window"]

@@ -69,11 +69,12 @@ class _Phase:
     """What both phases share: the key columns, then each call's columns (arguments or states)."""
 
     def __init__(self, udafs: list[AggregateUDF], widths: list[int], key_types: list[pa.DataType],
-                 names: list[str]) -> None:
+                 names: list[str], filters: list[int | None] | None = None) -> None:
         self.udafs = udafs
         self.widths = widths
         self.key_types = key_types
         self.names = names  # of the keys and each call's output columns
+        self.filters = filters or [None] * len(udafs)  # each call's FILTER (WHERE ...) column, if any
 
     def start(self) -> tuple[GroupIndex, list]:
         index = GroupIndex(self.key_types)
@@ -89,8 +90,12 @@ class _Phase:
         keys = len(self.key_types)
         groups = index.index([batch.column(i) for i in range(keys)], batch.num_rows)
         at = keys
-        for u, acc, width in zip(self.udafs, accumulators, self.widths):
-            self._fold(u, acc, [batch.column(at + j) for j in range(width)], groups, index.count)
+        for u, acc, width, mask in zip(self.udafs, accumulators, self.widths, self.filters):
+            columns, rows = [batch.column(at + j) for j in range(width)], groups
+            if mask is not None:  # the rows FILTER keeps (NULL drops the row, as in SQL)
+                keep = batch.column(mask).fill_null(False)
+                columns, rows = [c.filter(keep) for c in columns], groups[keep.to_numpy(zero_copy_only=False)]
+            self._fold(u, acc, columns, rows, index.count)
             at += width
         return groups
 
@@ -146,12 +151,14 @@ class Partial(_Phase):
     Keys of numbers are bucketed here per group (``key_buckets``); other keys arrive with their bucket,
     Spark's hash of the keys computed beside them, and each group keeps the one of its rows."""
 
-    def __init__(self, udafs, widths, key_types, names, max_groups: int, partitions: int) -> None:
-        super().__init__(udafs, widths, key_types, names)
+    def __init__(self, udafs, widths, key_types, names, max_groups: int, partitions: int,
+                 bucket_column: int | None = None, filters: list[int | None] | None = None) -> None:
+        super().__init__(udafs, widths, key_types, names, filters)
         self.max_groups = max_groups
         self.partitions = partitions
         self.targets = partition_targets(partitions)
-        self.bucket_column = None if hashed_in_python(key_types) else len(key_types) + sum(widths)
+        self.bucket_column = bucket_column if bucket_column is not None or hashed_in_python(key_types) \
+            else len(key_types) + sum(widths)
         self.buckets = np.zeros(0, np.int32)  # per group, from the bucket column
 
     def _fold(self, udaf, acc, columns, groups, total) -> None:

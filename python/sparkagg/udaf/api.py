@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import abc
 import inspect
+import itertools
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -56,6 +57,14 @@ def _python(value: Any) -> Any:
     return value.as_py() if isinstance(value, pa.Scalar) else value
 
 
+try:  # the classic Column class: pyspark.sql.column.Column dispatches to it from 4.0 on
+    from pyspark.sql.classic.column import Column as _SparkColumn
+except ImportError:
+    from pyspark.sql.column import Column as _SparkColumn
+
+_uids = itertools.count()
+
+
 class UdafError(RuntimeError):
     """A udaf broke its declaration (a state or result of another type) or raised in user code."""
 
@@ -83,7 +92,15 @@ class AggregateUDF:
             raise TypeError(f"udaf {name}: {type(sample).__name__} is neither an Accumulator (with "
                             f"{', '.join(REQUIRED)}) nor a GroupsAccumulator")
         self.retracts = not self.grouped and retracts(sample)
+        self.uid = next(_uids)
         _ship_by_value(type(sample))
+
+    @property
+    def asNondeterministic(self) -> Any:  # noqa: N802 (PySpark's name)
+        """``spark.udf.register`` looks for this to tell a UDF from a plain function, and would register a
+        udaf as a scalar function: the lookup fails, naming the call that registers it as an aggregate."""
+        raise TypeError(f"udaf {self.name} is an aggregate: register it with "
+                        f"sparkagg.udaf.register(spark, name, udaf); spark.udf.register makes scalar functions")
 
     def __call__(self, *columns: Any) -> UdafCall:
         if len(columns) != len(self.input_types):
@@ -152,16 +169,37 @@ class AggregateUDF:
             raise UdafError(f"udaf {self.name}: {method} raised {type(e).__name__}: {e}\n{user}") from e
 
 
-class UdafCall:
-    """``f(columns...)``: one call of a udaf, with its output name (``.alias``)."""
+class UdafCall(_SparkColumn):
+    """``f(columns...)``: one call of a udaf, with its output name (``.alias``). On a classic session it is a
+    Spark Column: ``df.groupBy("k").agg(f("x").alias("m"), F.count("*"))``, in expressions (``f("x") * 2``)
+    and beside any other aggregate; ``aggregate`` and ``window`` take it on any session."""
 
     def __init__(self, udaf: AggregateUDF, columns: list[Any], name: str | None = None) -> None:
         self.udaf = udaf
         self.columns = columns
         self.name = name
 
+    @property
+    def _jc(self) -> Any:
+        """The JVM Column: the call of the session's SQL function for the udaf (``column.registered_name``)."""
+        from pyspark.sql import SparkSession
+        from pyspark.sql import functions as F
+
+        from . import column, plan
+        spark = SparkSession.getActiveSession()
+        if spark is None or getattr(spark, "_jvm", None) is None:
+            raise TypeError(f"udaf {self.udaf.name}: a udaf call is a Column on a classic SparkSession; on Spark "
+                            "Connect run it with sparkagg.udaf.aggregate(df, by, ...)")
+        name = column.registered_name(spark, self.udaf)
+        jc = F.call_function(name, *[plan.column(c) for c in self.columns])._jc
+        return getattr(jc, "as")(self.name) if self.name else jc
+
     def alias(self, name: str) -> UdafCall:
         return UdafCall(self.udaf, self.columns, name)
+
+    def over(self, window: Any) -> Any:
+        raise TypeError(f"udaf {self.udaf.name}: over a window, run it with sparkagg.udaf.window(df, partition_by, "
+                        "order_by, frame, ...)")
 
     def __repr__(self) -> str:
         args = ", ".join(str(c) for c in self.columns)

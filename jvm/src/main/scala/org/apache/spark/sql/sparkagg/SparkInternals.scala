@@ -2,7 +2,8 @@ package org.apache.spark.sql.sparkagg
 
 import org.apache.spark.TaskContext
 import org.apache.spark.memory.TaskMemoryManager
-import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.api.python.SimplePythonFunction
+import org.apache.spark.sql.catalyst.expressions.{Expression, PythonUDF}
 import org.apache.spark.sql.catalyst.optimizer.NormalizeFloatingNumbers
 import org.apache.spark.sql.catalyst.plans.physical.{ClusteredDistribution, Distribution}
 import org.apache.spark.sql.errors.QueryCompilationErrors
@@ -33,4 +34,9 @@ object SparkInternals extends QueryErrors with StringOrder with FunctionKeys wit
   /** Rows with equal `keys` in one partition. (Spark 4.3 gave ClusteredDistribution a fourth parameter:
    *  code compiled against one minor must not call its constructor directly.) */
   def clusteredBy(keys: Seq[Expression]): Distribution = ClusteredDistribution(keys)
+
+  /** `udf` with the Python command (a pickle) replaced: the rest of its function (the Python to run, its
+   *  environment, includes and broadcasts) is the session's. */
+  def withCommand(udf: PythonUDF, command: Array[Byte]): PythonUDF =
+    udf.copy(func = udf.func.asInstanceOf[SimplePythonFunction].copy(command = command.toSeq))
 }

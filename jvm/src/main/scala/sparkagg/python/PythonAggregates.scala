@@ -1,0 +1,207 @@
+package sparkagg.python
+
+import java.io.ByteArrayOutputStream
+import java.nio.charset.StandardCharsets.UTF_8
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
+import org.apache.spark.sql.catalyst.plans.Inner
+import org.apache.spark.sql.catalyst.plans.logical._
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.sparkagg.SparkInternals
+import org.apache.spark.sql.types._
+import sparkagg.api.SparkAggError
+
+/**
+ * The optimizer rule that runs Python aggregates ([[PythonUdafCall]]) in two phases, as
+ * `sparkagg.udaf.aggregate` does, inside the plan of any query that calls them:
+ *
+ * {{{
+ *   Project [the query's outputs, each Python call replaced by its result column]
+ *   +- Join Inner, keys <=> python keys           (only when the query also has JVM aggregates)
+ *      :- Aggregate [keys], [keys, JVM aggregates]
+ *      +- MapInArrow final: states merged, evaluated -> (keys, results)
+ *         +- RepartitionByExpression [target]   (one partition for a global aggregate)
+ *            +- MapInArrow partial: rows -> (target, Arrow IPC stream of keys and states)
+ *               +- Project [keys, arguments, FILTER masks, bucket]
+ * }}}
+ *
+ * The Python side (sparkagg/udaf/runner.py) is named in each MapInArrow's command, a pickle this rule
+ * writes: `(sparkagg.udaf.runner.<phase>(spec), output schema)`, where the spec (JSON) lists the calls'
+ * pickled udafs and the column layout. The rest of the function (the Python to run, its environment) is the
+ * session's own, copied from the probe a Python driver built with `mapInArrow` when it registered the udaf.
+ */
+object PythonAggregates extends Rule[LogicalPlan] {
+  private val Prefix = "__sparkagg_"
+  val PartialGroupsConf = "spark.sparkagg.udaf.partialGroups"
+
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUp {
+    case a: Aggregate if a.aggregateExpressions.exists(calls(_).nonEmpty) => rewrite(a)
+    case w: Window if w.windowExpressions.exists(calls(_).nonEmpty) =>
+      throw SparkAggError.unsupported(
+        s"${calls(w.windowExpressions.head).head.aggregateFunction.prettyName}: a Python aggregate over a window " +
+          "runs with sparkagg.udaf.window(df, partition_by, order_by, frame, ...), not with OVER")
+  }
+
+  private def calls(e: Expression): Seq[AggregateExpression] =
+    e.collect { case ae @ AggregateExpression(_: PythonUdafCall, _, _, _, _) => ae }
+
+  private def rewrite(a: Aggregate): LogicalPlan = {
+    val conf = SQLConf.get
+    // Keys as attributes of the child: a grouping expression that is not one is computed below, once.
+    val computed = a.groupingExpressions.zipWithIndex.collect {
+      case (e, i) if !e.isInstanceOf[Attribute] => i -> Alias(e, s"${Prefix}group$i")()
+    }.toMap
+    val child = if (computed.isEmpty) a.child else Project(a.child.output ++ computed.values, a.child)
+    val keys = a.groupingExpressions.indices.map(i => computed.get(i).map(_.toAttribute).getOrElse(
+      a.groupingExpressions(i).asInstanceOf[Attribute]))
+    def keyed(e: Expression): Expression = e.transformDown {
+      case g if computed.nonEmpty && a.groupingExpressions.exists(_.semanticEquals(g)) =>
+        keys(a.groupingExpressions.indexWhere(_.semanticEquals(g)))
+    }
+    val outputs = a.aggregateExpressions.map(keyed(_).asInstanceOf[NamedExpression])
+
+    val python = outputs.flatMap(calls).foldLeft(Seq.empty[AggregateExpression]) { (seen, ae) =>
+      if (seen.exists(_.semanticEquals(ae))) seen else seen :+ ae
+    }
+    python.find(_.isDistinct).foreach { ae =>
+      throw SparkAggError.unsupported(
+        s"${ae.aggregateFunction.prettyName}: DISTINCT is not supported for Python aggregates yet; " +
+          "deduplicate first (SELECT DISTINCT k, x ... ) and aggregate that")
+    }
+    val jvm = outputs.flatMap(_.collect {
+      case ae: AggregateExpression if !ae.aggregateFunction.isInstanceOf[PythonUdafCall] => ae
+    }).foldLeft(Seq.empty[AggregateExpression]) { (seen, ae) => if (seen.exists(_.semanticEquals(ae))) seen else seen :+ ae }
+
+    val finals = twoPhases(python, keys, child, conf)
+    val results = python.zip(finals.output.drop(keys.length)).map { case (ae, r) => ae -> (r: Expression) }
+    val pythonKeys = finals.output.take(keys.length)
+    val (below, keyOf, jvmResults) =
+      if (jvm.isEmpty) (finals, keys.zip(pythonKeys).toMap[Expression, Expression], Nil)
+      else {
+        val named = jvm.zipWithIndex.map { case (ae, i) => Alias(ae, s"${Prefix}jvm$i")() }
+        val grouped = a.copy(groupingExpressions = keys, aggregateExpressions = keys ++ named, child = child)
+        val on = keys.zip(pythonKeys).map { case (k, p) => EqualNullSafe(normal(k), p): Expression }
+        (Join(grouped, finals, Inner, on.reduceOption(And), JoinHint.NONE), Map.empty[Expression, Expression],
+          jvm.zip(named.map(_.toAttribute)))
+      }
+    def replaced(e: Expression): Expression = e.transformDown {
+      case ae: AggregateExpression if results.exists(_._1.semanticEquals(ae)) =>
+        results.find(_._1.semanticEquals(ae)).get._2
+      case ae: AggregateExpression if jvmResults.exists(_._1.semanticEquals(ae)) =>
+        jvmResults.find(_._1.semanticEquals(ae)).get._2
+      case k: Attribute if keyOf.contains(k) => keyOf(k)
+    }
+    Project(outputs.map {
+      case k: Attribute if keyOf.contains(k) => Alias(keyOf(k), k.name)(exprId = k.exprId, qualifier = k.qualifier)
+      case ne => replaced(ne).asInstanceOf[NamedExpression]
+    }, below)
+  }
+
+  /** -0.0 as 0.0: the Python workers group and bucket keys by their bits. */
+  private def normal(key: Expression): Expression = key.dataType match {
+    case FloatType | DoubleType => Add(key, Cast(Literal(0.0), key.dataType))
+    case _ => key
+  }
+
+  /** The calls' partial and final phases in the Python workers: one row per group, its keys and results. */
+  private def twoPhases(python: Seq[AggregateExpression], keys: Seq[Attribute], child: LogicalPlan,
+      conf: SQLConf): LogicalPlan = {
+    val udafs = python.map(_.aggregateFunction.asInstanceOf[PythonUdafCall])
+    val keyColumns = keys.zipWithIndex.map { case (k, i) => Alias(normal(k), s"${Prefix}k$i")() }
+    val arguments = udafs.zipWithIndex.flatMap { case (u, c) =>
+      u.arguments.zipWithIndex.map { case (arg, j) => Alias(arg, s"${Prefix}a${c}_$j")() }
+    }
+    val masks = python.zipWithIndex.collect { case (ae, c) if ae.filter.isDefined =>
+      c -> Alias(ae.filter.get, s"${Prefix}f$c")()
+    }
+    val partitions = if (keys.isEmpty) 1 else conf.numShufflePartitions
+    // Keys that are all numbers, dates or timestamps are bucketed in numpy; others by Spark's hash, here.
+    val bucket =
+      if (keys.isEmpty || keys.forall(k => bucketedInPython(k.dataType))) None
+      else Some(Alias(Pmod(new Murmur3Hash(keyColumns.map(_.child)), Literal(partitions)), s"${Prefix}bucket")())
+    val staged = keyColumns ++ arguments ++ bucket ++ masks.map(_._2)
+    val rows =
+      if (keys.nonEmpty) Project(staged, child)
+      else {
+        // A global aggregate has its row even for empty input, and Spark may not start a Python worker for
+        // an empty partition: one marked extra row gives the final phase a state to start from.
+        val marked = Project(staged :+ Alias(Literal(true), s"${Prefix}row")(), child)
+        val extra = LocalRelation(marked.output.map(_.newInstance()), Seq(InternalRow.fromSeq(staged.map(_ => null) :+ false)))
+        Union(marked, extra)
+      }
+    val layout = Seq(
+      "keys" -> keys.length.toString,
+      "widths" -> udafs.map(_.arguments.length).mkString("[", ",", "]"),
+      "udafs" -> udafs.map(u => quoted(u.udaf.payload)).mkString("[", ",", "]"),
+      "partitions" -> partitions.toString,
+      "bucket" -> bucket.map(_ => (keys.length + arguments.length).toString).getOrElse("null"),
+      "filters" -> python.indices.map { c =>
+        val at = masks.indexWhere(_._1 == c)
+        if (at < 0) "null" else (keyColumns.length + arguments.length + bucket.size + at).toString
+      }.mkString("[", ",", "]"),
+      "max_groups" -> conf.getConfString(PartialGroupsConf, (1 << 20).toString))
+    val probe = udafs.head.udaf.probe
+    val states = Seq(AttributeReference(s"${Prefix}target", IntegerType)(),
+      AttributeReference(s"${Prefix}states", BinaryType)())
+    val partial = mapInArrow(probe, "partial", layout, states, rows)
+    val shuffled =
+      if (keys.isEmpty) Repartition(1, shuffle = true, partial)
+      else RepartitionByExpression(Seq(states.head), partial, None)
+    val output = keys.zipWithIndex.map { case (k, i) => AttributeReference(s"${Prefix}k$i", k.dataType)() } ++
+      udafs.zipWithIndex.map { case (u, c) => AttributeReference(s"${Prefix}r$c", u.dataType)() }
+    mapInArrow(probe, "final", layout :+ ("names" -> output.map(o => quoted(o.name)).mkString("[", ",", "]")),
+      output, shuffled)
+  }
+
+  private def bucketedInPython(t: DataType): Boolean = t match {
+    case ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType | BooleanType | DateType |
+        TimestampType => true
+    case _ => false
+  }
+
+  private def quoted(text: String): String = "\"" + text.replace("\\", "\\\\").replace("\"", "\\\"") + "\""
+
+  /**
+   * A copy of the probe (a MapInArrow node a Python driver made) running `sparkagg.udaf.runner.<phase>` over
+   * `child`. The probe's node class and arity differ between Spark lines (PythonMapInArrow in 3.5,
+   * MapInArrow with a resource profile from 4.0): only its first three fields change here.
+   */
+  private def mapInArrow(probe: LogicalPlan, phase: String, layout: Seq[(String, String)],
+      output: Seq[Attribute], child: LogicalPlan): LogicalPlan = {
+    val udf = probe.expressions.head.asInstanceOf[PythonUDF]
+    val spec = layout.map { case (k, v) => s""""$k":$v""" }.mkString("{", ",", "}")
+    val schema = StructType(output.map(a => StructField(a.name, a.dataType, nullable = true)))
+    val call = SparkInternals.withCommand(udf, command(phase, spec, schema))
+      .copy(dataType = schema, children = child.output, resultId = NamedExpression.newExprId)
+    val fields = probe.productIterator.toArray.map(_.asInstanceOf[AnyRef])
+    probe.makeCopy(Array[AnyRef](call, output, child) ++ fields.drop(3))
+  }
+
+  /** The pickle the Python worker loads as its function: `(runner.<phase>(spec), schema)`, protocol 2. */
+  private def command(phase: String, spec: String, schema: StructType): Array[Byte] = {
+    val out = new ByteArrayOutputStream
+    def global(module: String, name: String): Unit = out.write(s"c$module\n$name\n".getBytes(UTF_8))
+    def text(value: String): Unit = {
+      val bytes = value.getBytes(UTF_8)
+      out.write('X')
+      (0 until 4).foreach(i => out.write(bytes.length >>> (8 * i)))
+      out.write(bytes)
+    }
+    def call(module: String, name: String, argument: String): Unit = {
+      global(module, name)
+      text(argument)
+      out.write(0x85) // TUPLE1
+      out.write('R') // REDUCE: module.name(argument)
+    }
+    out.write(0x80)
+    out.write(2)
+    call("sparkagg.udaf.runner", phase, spec)
+    call("pyspark.sql.types", "_parse_datatype_json_string", schema.json)
+    out.write(0x86) // TUPLE2
+    out.write('.')
+    out.toByteArray
+  }
+}

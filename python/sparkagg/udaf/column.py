@@ -1,0 +1,63 @@
+"""A udaf call as a Spark Column, and a udaf as a SQL function (classic sessions).
+
+``register(spark, "wmean", wmean)`` makes ``wmean`` an aggregate function of the session's SQL; a call
+``wmean("x", "w")`` is a Column that does the same under a name of its own. Either way the JVM
+(``sparkagg.python.PythonUdafs``) holds the pickled udaf, checks argument types when the query is analysed,
+and its optimizer rule runs the udaf in two phases in the Python workers (``runner.py``), beside the JVM's
+aggregates of the same query. The rule copies its Python environment from a probe: a ``mapInArrow`` this
+driver builds (and never runs), so the workers run the Python and the settings PySpark would give them.
+"""
+from __future__ import annotations
+
+import base64
+
+from pyspark import cloudpickle
+from pyspark.sql import types as T
+
+from .api import AggregateUDF
+from .plan import spark_type
+
+
+def _probe(spark):
+    from . import runner
+    return spark.range(0).mapInArrow(runner.identity, "id long")._jdf.queryExecution().analyzed()
+
+
+def register(spark, name: str, udaf: AggregateUDF) -> None:
+    """Make ``name`` a SQL aggregate function of this (classic) session that runs ``udaf``: grouped or
+    global, with HAVING and ``FILTER (WHERE ...)``, beside any other aggregate.
+
+    >>> import pyarrow as pa
+    >>> from sparkagg.udaf import Accumulator, udaf, register
+    >>> class Total(Accumulator):
+    ...     def __init__(self): self.total = 0
+    ...     def update(self, values): self.total += sum(v for v in values.to_pylist() if v is not None)
+    ...     def merge(self, states): self.total += sum(states[0].to_pylist())
+    ...     def state(self): return [self.total]
+    ...     def evaluate(self): return self.total
+    >>> register(spark, "total", udaf(Total, pa.int64(), pa.int64(), [pa.int64()]))
+    >>> spark.sql("SELECT k, total(x) AS t FROM VALUES ('a', 1), ('b', 2), ('a', 3) AS v(k, x) "
+    ...           "GROUP BY k ORDER BY k").collect()
+    [Row(k='a', t=4), Row(k='b', t=2)]
+    """
+    import sparkagg
+
+    if not isinstance(udaf, AggregateUDF):
+        raise TypeError(f"sparkagg.udaf.register: {name} must be made by sparkagg.udaf.udaf, "
+                        f"got {type(udaf).__name__}")
+    jvm = sparkagg._jvm_of(spark)
+    inputs = T.StructType([T.StructField(f"_{i}", spark_type(udaf.name, "input", t))
+                           for i, t in enumerate(udaf.input_types)])
+    result = spark_type(udaf.name, "return", udaf.return_type)
+    payload = base64.b64encode(cloudpickle.dumps(udaf)).decode("ascii")
+    jvm.sparkagg.python.PythonUdafs.register(spark._jsparkSession, name, udaf.name, payload, inputs.json(),
+                                             result.json(), _probe(spark))
+
+
+def registered_name(spark, udaf: AggregateUDF) -> str:
+    """The session's SQL name for ``udaf``'s Column calls, registered on first use. A name of its own per udaf,
+    so that two udafs sharing a name can meet in one query; result columns are named by the udaf's name."""
+    name = f"__sparkagg_udaf_{udaf.name}_{udaf.uid}"
+    if not spark.catalog.functionExists(name):
+        register(spark, name, udaf)
+    return name
