@@ -3,16 +3,19 @@ PythonAggregates rule in two phases. Oracles: datafusion-python running the same
 FILTER included), aggregate() on the same data, and Spark's own aggregates for the JVM columns beside them."""
 from __future__ import annotations
 
+import math
+
 import datafusion
 import pyarrow as pa
 import pytest
+from pyspark.sql import Window
 from pyspark.sql import functions as F
 from pyspark.sql.utils import AnalysisException
 
 from data import PARTITIONS, frame
 from oracle import same
 from sparkagg.udaf import aggregate, register, udaf
-from test_python_udaf import DECLARED, SQL_CALLS, _agree, _datafusion, _table
+from test_python_udaf import DECLARED, SQL_CALLS, RetractingSum, _agree, _datafusion, _table
 
 ARGS = {"wmean": ("x", "w"), "spread": ("n",)}
 
@@ -104,15 +107,44 @@ def test_wrong_argument_type_fails_at_analysis_naming_the_udaf(spark):
         df.groupBy("k").agg(_udaf("wmean")("k", "s"))
 
 
-def test_registration_refused_where_it_would_be_wrong_and_windows_named(spark):
+@pytest.mark.parametrize("bounds,frame_sql", [
+    ((-2, 0), "ROWS BETWEEN 2 PRECEDING AND CURRENT ROW"),
+    ((None, 1), "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 FOLLOWING"),
+])
+def test_over_a_rows_window_equal_the_jvm_window_operator(spark, bounds, frame_sql):
+    table = _table(400, seed=5).append_column("t", pa.array(range(405), pa.int64()))
+    df = frame(spark, table).repartition(3)
+    rsum, mean = udaf(RetractingSum, pa.int64(), pa.int64(), [pa.int64(), pa.int64()], name="rsum"), _udaf("wmean")
+    w = Window.partitionBy("k").orderBy("t").rowsBetween(*[Window.unboundedPreceding if b is None else b
+                                                          for b in bounds])
+    as_column = df.select("t", rsum("n").over(w).alias("s"), (mean("x", "x").over(w) + 1).alias("m"),
+                          F.expr("df_count(x)").over(w).alias("c"))
+    register(spark, "rsum", rsum)
+    register(spark, "wmean", mean)
+    df.createOrReplaceTempView("slid")
+    spec = f"PARTITION BY k ORDER BY t {frame_sql}"
+    as_sql = spark.sql(f"SELECT t, rsum(n) OVER ({spec}) AS s, wmean(x, x) OVER ({spec}) + 1 AS m, "
+                       f"df_count(x) OVER ({spec}) AS c FROM slid")
+    # The JVM window operator over the same frame: wmean(x, x) is sum(x * x) / sum(x) over rows with x.
+    want = spark.sql(f"SELECT t, df_sum(n) OVER ({spec}) AS s, df_sum(x * x) OVER ({spec}) / "
+                     f"df_sum(x) OVER ({spec}) + 1 AS m, df_count(x) OVER ({spec}) AS c FROM slid ORDER BY t").collect()
+    for got in (as_column, as_sql):
+        rows = got.orderBy("t").collect()
+        assert len(rows) == len(want) == 405
+        for g, o in zip(rows, want):
+            assert g["t"] == o["t"] and g["s"] == o["s"] and g["c"] == o["c"], (g, o)
+            assert same(g["m"], None if o["m"] is None or math.isinf(o["m"]) else o["m"], rel=1e-9), (g, o)
+
+
+def test_registration_refused_where_it_would_be_wrong_and_frames_named(spark):
     f = _udaf("wmean")
     with pytest.raises(TypeError, match=r"udaf wmean is an aggregate: register it with sparkagg\.udaf\.register"):
         spark.udf.register("wmean", f)
-    with pytest.raises(TypeError, match=r"udaf wmean: over a window, run it with sparkagg\.udaf\.window"):
-        f("x", "w").over(None)
     register(spark, "wmean", f)
     spark.createDataFrame([(1, 1.0, 1.0)], "k long, x double, w double").createOrReplaceTempView("one")
     with pytest.raises(Exception, match=r"SPARKAGG_UNSUPPORTED.*wmean: DISTINCT is not supported"):
         spark.sql("SELECT wmean(DISTINCT x, w) FROM one").collect()
-    with pytest.raises(Exception, match=r"SPARKAGG_UNSUPPORTED.*wmean: a Python aggregate over a window runs with"):
-        spark.sql("SELECT wmean(x, w) OVER (PARTITION BY k ORDER BY x ROWS 2 PRECEDING) FROM one").collect()
+    with pytest.raises(Exception, match=r"SPARKAGG_UNSUPPORTED.*wmean: over a window a Python aggregate takes a "
+                                        r"ROWS frame .*not RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"):
+        spark.createDataFrame([(1, 1.0, 1.0)], "k long, x double, w double") \
+            .select(f("x", "w").over(Window.partitionBy("k").orderBy("x"))).collect()

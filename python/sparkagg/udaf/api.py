@@ -171,8 +171,9 @@ class AggregateUDF:
 
 class UdafCall(_SparkColumn):
     """``f(columns...)``: one call of a udaf, with its output name (``.alias``). On a classic session it is a
-    Spark Column: ``df.groupBy("k").agg(f("x").alias("m"), F.count("*"))``, in expressions (``f("x") * 2``)
-    and beside any other aggregate; ``aggregate`` and ``window`` take it on any session."""
+    Spark Column: ``df.groupBy("k").agg(f("x").alias("m"), F.count("*"))``, in expressions (``f("x") * 2``),
+    beside any other aggregate, and over a ROWS window (``f("x").over(w.rowsBetween(-2, 0))``);
+    ``aggregate`` and ``window`` take it on any session."""
 
     def __init__(self, udaf: AggregateUDF, columns: list[Any], name: str | None = None) -> None:
         self.udaf = udaf
@@ -196,10 +197,6 @@ class UdafCall(_SparkColumn):
 
     def alias(self, name: str) -> UdafCall:
         return UdafCall(self.udaf, self.columns, name)
-
-    def over(self, window: Any) -> Any:
-        raise TypeError(f"udaf {self.udaf.name}: over a window, run it with sparkagg.udaf.window(df, partition_by, "
-                        "order_by, frame, ...)")
 
     def __repr__(self) -> str:
         args = ", ".join(str(c) for c in self.columns)

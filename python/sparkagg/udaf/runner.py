@@ -2,8 +2,9 @@
 
 The optimizer rule ``sparkagg.python.PythonAggregates`` replaces each aggregation with Python calls by two
 ``mapInArrow`` steps around a shuffle, and names in each step's function ``partial(spec)`` or
-``final(spec)`` from here: the spec (JSON) holds the calls' pickled udafs and where their columns are.
-They run ``aggregate``'s two phases (``Partial``, ``Final``) over that layout.
+``final(spec)`` from here (a window step over a ROWS frame: ``window(spec)``). The spec (JSON) holds the
+calls' pickled udafs and where their columns are. They run ``aggregate``'s two phases (``Partial``,
+``Final``) and ``window``'s slide (``Windows``) over that layout.
 
 Partial's input columns: the keys ``__sparkagg_k<i>``, each call's arguments, the bucket (Spark's hash of
 the keys, for keys numpy does not bucket), each call's FILTER mask, and for a global aggregate a last
@@ -21,6 +22,7 @@ import pyarrow as pa
 
 from .aggregate import Final, Partial
 from .plan import PREFIX
+from .window import Windows
 
 Phase = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
@@ -61,6 +63,13 @@ def final(spec_json: str) -> Phase:
         phase = Final(udafs, [len(u.state_type) for u in udafs], key_types, spec["names"])
         yield from phase(itertools.chain([first], batches))
     return run
+
+
+def window(spec_json: str) -> Phase:
+    """A window step: rows sorted by partition and order keys in, each row out with the calls' results over
+    its ROWS frame (``rows``: offsets, None unbounded)."""
+    spec = json.loads(spec_json)
+    return Windows(_udafs(spec), spec["widths"], spec["keep"], spec["keys"], tuple(spec["rows"]), spec["names"])
 
 
 def identity(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -32,6 +32,7 @@ import sparkagg.api.SparkAggError
  * writes: `(sparkagg.udaf.runner.<phase>(spec), output schema)`, where the spec (JSON) lists the calls'
  * pickled udafs and the column layout. The rest of the function (the Python to run, its environment) is the
  * session's own, copied from the probe a Python driver built with `mapInArrow` when it registered the udaf.
+ * Over a window (a ROWS frame), the calls slide in the workers as `sparkagg.udaf.window` slides them.
  */
 object PythonAggregates extends Rule[LogicalPlan] {
   private val Prefix = "__sparkagg_"
@@ -39,10 +40,7 @@ object PythonAggregates extends Rule[LogicalPlan] {
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUp {
     case a: Aggregate if a.aggregateExpressions.exists(calls(_).nonEmpty) => rewrite(a)
-    case w: Window if w.windowExpressions.exists(calls(_).nonEmpty) =>
-      throw SparkAggError.unsupported(
-        s"${calls(w.windowExpressions.head).head.aggregateFunction.prettyName}: a Python aggregate over a window " +
-          "runs with sparkagg.udaf.window(df, partition_by, order_by, frame, ...), not with OVER")
+    case w: Window if w.windowExpressions.exists(calls(_).nonEmpty) => slide(w)
   }
 
   private def calls(e: Expression): Seq[AggregateExpression] =
@@ -55,8 +53,9 @@ object PythonAggregates extends Rule[LogicalPlan] {
       case (e, i) if !e.isInstanceOf[Attribute] => i -> Alias(e, s"${Prefix}group$i")()
     }.toMap
     val child = if (computed.isEmpty) a.child else Project(a.child.output ++ computed.values, a.child)
-    val keys = a.groupingExpressions.indices.map(i => computed.get(i).map(_.toAttribute).getOrElse(
-      a.groupingExpressions(i).asInstanceOf[Attribute]))
+    val keys = a.groupingExpressions.indices.map(i =>
+      computed.get(i).map(_.toAttribute).getOrElse(
+        a.groupingExpressions(i).asInstanceOf[Attribute]))
     def keyed(e: Expression): Expression = e.transformDown {
       case g if computed.nonEmpty && a.groupingExpressions.exists(_.semanticEquals(g)) =>
         keys(a.groupingExpressions.indexWhere(_.semanticEquals(g)))
@@ -71,9 +70,12 @@ object PythonAggregates extends Rule[LogicalPlan] {
         s"${ae.aggregateFunction.prettyName}: DISTINCT is not supported for Python aggregates yet; " +
           "deduplicate first (SELECT DISTINCT k, x ... ) and aggregate that")
     }
-    val jvm = outputs.flatMap(_.collect {
-      case ae: AggregateExpression if !ae.aggregateFunction.isInstanceOf[PythonUdafCall] => ae
-    }).foldLeft(Seq.empty[AggregateExpression]) { (seen, ae) => if (seen.exists(_.semanticEquals(ae))) seen else seen :+ ae }
+    val jvm = outputs.flatMap(
+      _.collect {
+        case ae: AggregateExpression if !ae.aggregateFunction.isInstanceOf[PythonUdafCall] => ae
+      }).foldLeft(Seq.empty[AggregateExpression]) { (seen, ae) =>
+      if (seen.exists(_.semanticEquals(ae))) seen else seen :+ ae
+    }
 
     val finals = twoPhases(python, keys, child, conf)
     val results = python.zip(finals.output.drop(keys.length)).map { case (ae, r) => ae -> (r: Expression) }
@@ -94,10 +96,13 @@ object PythonAggregates extends Rule[LogicalPlan] {
         jvmResults.find(_._1.semanticEquals(ae)).get._2
       case k: Attribute if keyOf.contains(k) => keyOf(k)
     }
-    Project(outputs.map {
-      case k: Attribute if keyOf.contains(k) => Alias(keyOf(k), k.name)(exprId = k.exprId, qualifier = k.qualifier)
-      case ne => replaced(ne).asInstanceOf[NamedExpression]
-    }, below)
+    Project(
+      outputs.map {
+        case k: Attribute if keyOf.contains(k) => Alias(keyOf(k), k.name)(exprId = k.exprId, qualifier = k.qualifier)
+        case ne => replaced(ne).asInstanceOf[NamedExpression]
+      },
+      below
+    )
   }
 
   /** -0.0 as 0.0: the Python workers group and bucket keys by their bits. */
@@ -114,8 +119,9 @@ object PythonAggregates extends Rule[LogicalPlan] {
     val arguments = udafs.zipWithIndex.flatMap { case (u, c) =>
       u.arguments.zipWithIndex.map { case (arg, j) => Alias(arg, s"${Prefix}a${c}_$j")() }
     }
-    val masks = python.zipWithIndex.collect { case (ae, c) if ae.filter.isDefined =>
-      c -> Alias(ae.filter.get, s"${Prefix}f$c")()
+    val masks = python.zipWithIndex.collect {
+      case (ae, c) if ae.filter.isDefined =>
+        c -> Alias(ae.filter.get, s"${Prefix}f$c")()
     }
     val partitions = if (keys.isEmpty) 1 else conf.numShufflePartitions
     // Keys that are all numbers, dates or timestamps are bucketed in numpy; others by Spark's hash, here.
@@ -129,7 +135,8 @@ object PythonAggregates extends Rule[LogicalPlan] {
         // A global aggregate has its row even for empty input, and Spark may not start a Python worker for
         // an empty partition: one marked extra row gives the final phase a state to start from.
         val marked = Project(staged :+ Alias(Literal(true), s"${Prefix}row")(), child)
-        val extra = LocalRelation(marked.output.map(_.newInstance()), Seq(InternalRow.fromSeq(staged.map(_ => null) :+ false)))
+        val extra =
+          LocalRelation(marked.output.map(_.newInstance()), Seq(InternalRow.fromSeq(staged.map(_ => null) :+ false)))
         Union(marked, extra)
       }
     val layout = Seq(
@@ -142,7 +149,8 @@ object PythonAggregates extends Rule[LogicalPlan] {
         val at = masks.indexWhere(_._1 == c)
         if (at < 0) "null" else (keyColumns.length + arguments.length + bucket.size + at).toString
       }.mkString("[", ",", "]"),
-      "max_groups" -> conf.getConfString(PartialGroupsConf, (1 << 20).toString))
+      "max_groups" -> conf.getConfString(PartialGroupsConf, (1 << 20).toString)
+    )
     val probe = udafs.head.udaf.probe
     val states = Seq(AttributeReference(s"${Prefix}target", IntegerType)(),
       AttributeReference(s"${Prefix}states", BinaryType)())
@@ -154,6 +162,78 @@ object PythonAggregates extends Rule[LogicalPlan] {
       udafs.zipWithIndex.map { case (u, c) => AttributeReference(s"${Prefix}r$c", u.dataType)() }
     mapInArrow(probe, "final", layout :+ ("names" -> output.map(o => quoted(o.name)).mkString("[", ",", "]")),
       output, shuffled)
+  }
+
+  /**
+   * A Window node's Python calls, each frame's in a step of its own: the rows shuffled by the partition keys,
+   * sorted by them and the order keys, and a MapInArrow (`runner.window`) that hands each row on with the
+   * calls' results. The node's JVM window functions, if any, then run over that as a Window of their own.
+   */
+  private def slide(w: Window): LogicalPlan = {
+    val (python, jvm) = w.windowExpressions.partition(calls(_).nonEmpty)
+    val framed = python.map {
+      case named @ Alias(WindowExpression(ae: AggregateExpression, spec), _) if ae.filter.isEmpty && !ae.isDistinct =>
+        (named, ae.aggregateFunction.asInstanceOf[PythonUdafCall], rows(ae.aggregateFunction.prettyName, spec))
+      case named => throw SparkAggError.unsupported(s"${calls(named).head.aggregateFunction.prettyName}: over a " +
+          "window a Python aggregate takes neither DISTINCT nor FILTER")
+    }
+    val original = w.child.output
+    val (stepped, current, results) = framed.groupBy(_._3).toSeq.sortBy(_._1.toString)
+      .foldLeft((w.child, original, Seq.empty[(NamedExpression, Attribute)])) {
+        case ((plan, current, done), (bounds, group)) =>
+          val now = AttributeMap(original.zip(current))
+          def rebound(e: Expression): Expression = e.transform { case a: Attribute if now.contains(a) => now(a) }
+          val keys = w.partitionSpec.map(rebound).zipWithIndex.map { case (k, i) =>
+            Alias(normal(k), s"${Prefix}p$i")()
+          }
+          val arguments = group.zipWithIndex.flatMap { case ((_, call, _), c) =>
+            call.arguments.zipWithIndex.map { case (arg, j) => Alias(rebound(arg), s"${Prefix}a${c}_$j")() }
+          }
+          val staged = Project(plan.output ++ keys ++ arguments, plan)
+          val shuffled =
+            if (keys.isEmpty) Repartition(1, shuffle = true, staged)
+            else RepartitionByExpression(keys.map(_.toAttribute), staged, None)
+          val order = keys.map(k => SortOrder(k.toAttribute, Ascending)) ++
+            w.orderSpec.map(o => o.copy(child = rebound(o.child)))
+          val sorted = Sort(order, false, shuffled)
+          val kept = plan.output.map(_.newInstance())
+          val made = group.zipWithIndex.map { case ((named, call, _), c) =>
+            named -> AttributeReference(s"${Prefix}w$c", call.dataType)()
+          }
+          val output = kept ++ made.map(_._2)
+          val layout = Seq(
+            "keep" -> plan.output.length.toString,
+            "keys" -> keys.length.toString,
+            "widths" -> group.map(_._2.arguments.length).mkString("[", ",", "]"),
+            "udafs" -> group.map(g => quoted(g._2.udaf.payload)).mkString("[", ",", "]"),
+            "rows" -> bounds.map(_.map(_.toString).getOrElse("null")).mkString("[", ",", "]"),
+            "names" -> output.map(o => quoted(o.name)).mkString("[", ",", "]")
+          )
+          val step = mapInArrow(group.head._2.udaf.probe, "window", layout, output, sorted)
+          val carried = AttributeMap(plan.output.zip(kept))
+          (step, current.map(carried), done.map { case (n, a) => n -> carried(a) } ++ made)
+      }
+    val restored = Project(
+      original.zip(current).map { case (o, c) => Alias(c, o.name)(exprId = o.exprId) } ++
+        results.map { case (named, r) => Alias(r, named.name)(exprId = named.exprId) },
+      stepped
+    )
+    val withJvm = if (jvm.isEmpty) restored else w.copy(windowExpressions = jvm, child = restored)
+    Project(w.output, withJvm)
+  }
+
+  /** A ROWS frame as offsets from the current row (None: unbounded), as `sparkagg.udaf.window` takes it. */
+  private def rows(name: String, spec: WindowSpecDefinition): Seq[Option[Int]] = spec.frameSpecification match {
+    case SpecifiedWindowFrame(frame, lower, upper)
+        if frame == RowFrame || (lower == UnboundedPreceding &&
+          upper == UnboundedFollowing) =>
+      Seq(lower, upper).map {
+        case UnboundedPreceding | UnboundedFollowing => None
+        case CurrentRow => Some(0)
+        case offset => Some(offset.eval().asInstanceOf[Number].intValue)
+      }
+    case frame => throw SparkAggError.unsupported(s"$name: over a window a Python aggregate takes a ROWS frame " +
+        s"(ROWS BETWEEN ..., or rowsBetween in PySpark), not ${frame.sql}")
   }
 
   private def bucketedInPython(t: DataType): Boolean = t match {

@@ -83,12 +83,24 @@ object PythonUdafs {
       resultType: String, probe: LogicalPlan): Unit = {
     val udaf = PythonUdaf(udafName, payload, DataType.fromJson(inputTypes).asInstanceOf[StructType].map(_.dataType),
       DataType.fromJson(resultType), probe)
-    val info = new ExpressionInfo(classOf[PythonUdafCall].getName, null, name,
+    val info = new ExpressionInfo(
+      classOf[PythonUdafCall].getName,
+      null,
+      name,
       s"$name(${udaf.inputTypes.map(_.simpleString).mkString(", ")}) - a Python aggregate (sparkagg.udaf), " +
-        s"returning ${udaf.resultType.simpleString}", "", "", "", "agg_funcs", "", "", "python_udf")
+        s"returning ${udaf.resultType.simpleString}",
+      "",
+      "",
+      "",
+      "agg_funcs",
+      "",
+      "",
+      "python_udf"
+    )
     spark.sessionState.functionRegistry.registerFunction(
       SparkInternals.temporaryFunction(name), info, (args: Seq[Expression]) => PythonUdafCall(udaf, args))
     val optimizations = spark.experimental.extraOptimizations
-    if (!optimizations.contains(PythonAggregates)) spark.experimental.extraOptimizations = optimizations :+ PythonAggregates
+    if (!optimizations.contains(PythonAggregates))
+      spark.experimental.extraOptimizations = optimizations :+ PythonAggregates
   }
 }
