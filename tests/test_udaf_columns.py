@@ -95,6 +95,28 @@ def test_sql_filter_having_and_a_global_total_equal_datafusion(spark):
     assert all(same(g["m"], o["m"], rel=1e-9) and g["c"] == o["c"] for g, o in zip(got, oracle))
 
 
+def test_distinct_runs_over_the_distinct_rows_beside_the_plain_call(spark):
+    table = _table(1500)
+    doubled = pa.concat_tables([table, table.slice(0, 700)])  # every row of the first 700 twice
+    df = frame(spark, doubled).repartition(3)
+    mean = _udaf("wmean")
+    register(spark, "wmean", mean)
+    df.createOrReplaceTempView("twice")
+    got = {r["k"]: r for r in spark.sql(
+        "SELECT k, wmean(DISTINCT x, w) AS d, wmean(x, w) AS m, wmean(DISTINCT x, w) FILTER (WHERE n > 0) AS f, "
+        "count(*) AS c FROM twice GROUP BY k").collect()}
+    rows = df.select("k", "x", "w", "n")
+    once = {r["k"]: r["d"] for r in aggregate(rows.select("k", "x", "w").distinct(), "k", d=mean("x", "w")).collect()}
+    kept = {r["k"]: r["f"] for r in aggregate(rows.filter("n > 0").select("k", "x", "w").distinct(), "k",
+                                               f=mean("x", "w")).collect()}
+    plain = _datafusion(doubled, "wmean", True, 1)
+    counts = {r["k"]: r["count"] for r in df.groupBy("k").count().collect()}
+    assert got.keys() == once.keys() == plain.keys()
+    for k, row in got.items():
+        assert same(row["d"], once[k], rel=1e-9) and same(row["m"], plain[k], rel=1e-9)
+        assert same(row["f"], kept.get(k), rel=1e-9) and row["c"] == counts[k]
+
+
 def test_the_plan_shows_the_two_python_phases_around_one_shuffle(spark):
     df = frame(spark, _table(100))
     plan = df.groupBy("k").agg(_udaf("wmean")("x", "w"))._jdf.queryExecution().executedPlan().toString()
@@ -136,14 +158,12 @@ def test_over_a_rows_window_equal_the_jvm_window_operator(spark, bounds, frame_s
             assert same(g["m"], None if o["m"] is None or math.isinf(o["m"]) else o["m"], rel=1e-9), (g, o)
 
 
-def test_registration_refused_where_it_would_be_wrong_and_frames_named(spark):
+def test_registration_refused_where_it_would_be_wrong_and_ranges_named(spark):
     f = _udaf("wmean")
     with pytest.raises(TypeError, match=r"udaf wmean is an aggregate: register it with sparkagg\.udaf\.register"):
         spark.udf.register("wmean", f)
     register(spark, "wmean", f)
     spark.createDataFrame([(1, 1.0, 1.0)], "k long, x double, w double").createOrReplaceTempView("one")
-    with pytest.raises(Exception, match=r"SPARKAGG_UNSUPPORTED.*wmean: DISTINCT is not supported"):
-        spark.sql("SELECT wmean(DISTINCT x, w) FROM one").collect()
     with pytest.raises(Exception, match=r"SPARKAGG_UNSUPPORTED.*wmean: over a window a Python aggregate takes a "
                                         r"ROWS frame .*not RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"):
         spark.createDataFrame([(1, 1.0, 1.0)], "k long, x double, w double") \

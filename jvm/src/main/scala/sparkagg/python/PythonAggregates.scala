@@ -65,11 +65,6 @@ object PythonAggregates extends Rule[LogicalPlan] {
     val python = outputs.flatMap(calls).foldLeft(Seq.empty[AggregateExpression]) { (seen, ae) =>
       if (seen.exists(_.semanticEquals(ae))) seen else seen :+ ae
     }
-    python.find(_.isDistinct).foreach { ae =>
-      throw SparkAggError.unsupported(
-        s"${ae.aggregateFunction.prettyName}: DISTINCT is not supported for Python aggregates yet; " +
-          "deduplicate first (SELECT DISTINCT k, x ... ) and aggregate that")
-    }
     val jvm = outputs.flatMap(
       _.collect {
         case ae: AggregateExpression if !ae.aggregateFunction.isInstanceOf[PythonUdafCall] => ae
@@ -77,9 +72,19 @@ object PythonAggregates extends Rule[LogicalPlan] {
       if (seen.exists(_.semanticEquals(ae))) seen else seen :+ ae
     }
 
-    val finals = twoPhases(python, keys, child, conf)
-    val results = python.zip(finals.output.drop(keys.length)).map { case (ae, r) => ae -> (r: Expression) }
-    val pythonKeys = finals.output.take(keys.length)
+    // The calls without DISTINCT in one pair of phases; each DISTINCT call in its own, over its rows
+    // deduplicated by Spark first; the pairs' results joined by key.
+    val (distinct, plain) = python.partition(_.isDistinct)
+    val branches = (if (plain.isEmpty) Nil else Seq(plain -> twoPhases(plain, keys, child, conf))) ++
+      distinct.map(ae => Seq(ae) -> deduplicated(ae, keys, child, conf))
+    val results = branches.flatMap { case (aes, plan) =>
+      aes.zip(plan.output.drop(keys.length)).map { case (ae, r) => ae -> (r: Expression) }
+    }
+    val pythonKeys = branches.head._2.output.take(keys.length)
+    val finals = branches.map(_._2).reduce { (left, right) =>
+      val on = pythonKeys.zip(right.output.take(keys.length)).map { case (l, r) => EqualNullSafe(l, r): Expression }
+      Join(left, right, Inner, on.reduceOption(And), JoinHint.NONE)
+    }
     val (below, keyOf, jvmResults) =
       if (jvm.isEmpty) (finals, keys.zip(pythonKeys).toMap[Expression, Expression], Nil)
       else {
@@ -103,6 +108,18 @@ object PythonAggregates extends Rule[LogicalPlan] {
       },
       below
     )
+  }
+
+  /** A DISTINCT call's phases over the distinct (keys, arguments) of the rows its FILTER keeps. */
+  private def deduplicated(ae: AggregateExpression, keys: Seq[Attribute], child: LogicalPlan,
+      conf: SQLConf): LogicalPlan = {
+    val call = ae.aggregateFunction.asInstanceOf[PythonUdafCall]
+    val arguments = call.children.zipWithIndex.map { case (arg, j) => Alias(arg, s"${Prefix}distinct$j")() }
+    val kept = ae.filter.map(Filter(_, child)).getOrElse(child)
+    val rows = Aggregate(keys ++ arguments.map(_.child), keys ++ arguments, kept)
+    val once = ae.copy(aggregateFunction = call.copy(children = arguments.map(_.toAttribute)), isDistinct = false,
+      filter = None)
+    twoPhases(Seq(once), keys, rows, conf)
   }
 
   /** -0.0 as 0.0: the Python workers group and bucket keys by their bits. */
