@@ -1,11 +1,12 @@
 """A weighted mean written in Python, five ways, over 5M rows at 1k and 1M groups: as a sparkagg.udaf
-GroupsAccumulator (numpy over each batch), as a sparkagg.udaf Accumulator (datafusion-python's contract,
-one per group), as PySpark's pandas_udf and arrow_udf GROUPED_AGG (every row shuffled, one call per
-group), and the same Accumulator class run by datafusion-python; against sparkagg's JVM functions
-(df_sum(x * w) / df_sum(w)). Prints times and ratios, all measured in this one run (best of --repeat;
-a query over 30 s runs once).
+GroupsAccumulator (numpy over each batch) run by aggregate(), as a Column in groupBy().agg() and by name in
+SQL, as a sparkagg.udaf Accumulator (datafusion-python's contract, one per group), as PySpark's pandas_udf
+and arrow_udf GROUPED_AGG (every row shuffled, one call per group), and the same Accumulator class run by
+datafusion-python; against sparkagg's JVM functions (df_sum(x * w) / df_sum(w)). Prints times and ratios,
+all measured in this one run (best of --repeat; a query over 30 s runs once), at the session settings
+--setting names (bench/common.py's SETTINGS: default is what sparkagg.session() gives).
 
-    .venv/bin/python bench/bench_python_udaf.py [--rows N] [--repeat R] [--out DIR]
+    .venv/bin/python bench/bench_python_udaf.py [--rows N] [--repeat R] [--out DIR] [--setting default|tuned]
 
 The ratios go to bench/results/bench_python_udaf.json (bench/plot.py).
 """
@@ -20,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import common
-from sparkagg.udaf import GroupsAccumulator, aggregate, udaf
+from sparkagg.udaf import GroupsAccumulator, aggregate, register, udaf
 
 F64 = pa.float64()
 
@@ -119,9 +120,9 @@ def datafusion_run(rows: int, key: str):
     return lambda: ctx.sql(f"SELECT {key}, wmean(x, w) FROM base GROUP BY {key}").collect()
 
 
-def main(rows: int, repeat: int, out) -> None:
+def main(rows: int, repeat: int, out, setting: str) -> None:
     from pyspark.sql import functions as F
-    spark = common.session()
+    spark = common.session(setting)
     base = spark.sql(f"SELECT id % 1000 AS k, id % 1000000 AS kbig, rand(1) * 100 AS x, rand(2) * 5 AS w "
                      f"FROM range({rows})").cache()
     base.count()
@@ -139,7 +140,8 @@ def main(rows: int, repeat: int, out) -> None:
 
     groups_udaf = udaf(WeightedMeanGroups, [F64, F64], F64, [F64, F64], name="wmean_groups")
     one_udaf = udaf(WeightedMean, [F64, F64], F64, [F64, F64], name="wmean")
-    print(f"bench_python_udaf: {rows:,} rows, local[2], best of {repeat} (noop write)")
+    register(spark, "wmean_groups", groups_udaf)
+    print(f"bench_python_udaf: {rows:,} rows, local[2], {setting} settings, best of {repeat} (noop write)")
     recorder = common.Recorder("bench_python_udaf", "weighted mean in Python", rows, repeat)
     chart = f"Python aggregates, weighted mean, {rows:,} rows: sparkagg.udaf / other"
     groups = [label for _, label in common.GROUPINGS]
@@ -150,6 +152,10 @@ def main(rows: int, repeat: int, out) -> None:
             f"SELECT {key}, df_sum(x * w) / df_sum(w) FROM base GROUP BY {key}")), repeat)}
         t["groups"] = timed("sparkagg.udaf GroupsAccumulator", lambda: noop(
             aggregate(base, key, m=groups_udaf("x", "w"))), repeat)
+        t["column"] = timed("  the same as a Column: groupBy().agg()", lambda: noop(
+            base.groupBy(key).agg(groups_udaf("x", "w"))), repeat)
+        t["sql"] = timed("  the same in SQL: wmean_groups(x, w)", lambda: noop(spark.sql(
+            f"SELECT {key}, wmean_groups(x, w) FROM base GROUP BY {key}")), repeat)
         t["one"] = timed("sparkagg.udaf Accumulator", lambda: noop(aggregate(base, key, m=one_udaf("x", "w"))), repeat)
         t["pandas"] = timed("pandas_udf GROUPED_AGG", lambda: noop(
             base.groupBy(key).agg(pandas_wmean("x", "w"))), repeat)
@@ -158,6 +164,9 @@ def main(rows: int, repeat: int, out) -> None:
                 base.groupBy(key).agg(arrow_wmean("x", "w"))), repeat)
         t["datafusion"] = timed("datafusion-python udaf (same Accumulator)", datafusion_run(rows, key), repeat)
         for a, b, bar_a, bar_b in [("groups", "jvm", "GroupsAccumulator", "JVM df_sum / df_sum"),
+                                   ("column", "groups", "Column", "aggregate()"),
+                                   ("sql", "groups", "SQL", "aggregate()"),
+                                   ("column", "jvm", "GroupsAccumulator Column", "JVM df_sum / df_sum"),
                                    ("groups", "arrow", "GroupsAccumulator", "arrow_udf"),
                                    ("groups", "pandas", "GroupsAccumulator", "pandas_udf"),
                                    ("one", "pandas", "Accumulator", "pandas_udf"),
@@ -171,5 +180,8 @@ def main(rows: int, repeat: int, out) -> None:
 
 
 if __name__ == "__main__":
-    args = common.arguments(__doc__).parse_args()
-    main(args.rows, args.repeat, args.out)
+    parser = common.arguments(__doc__)
+    parser.add_argument("--setting", choices=sorted(common.SETTINGS), default="default",
+                        help="the session settings (default: what sparkagg.session() gives)")
+    args = parser.parse_args()
+    main(args.rows, args.repeat, args.out, args.setting)

@@ -85,7 +85,8 @@ def test_python_udaf_over_spark_connect(remote):
     run = remote["python_udaf"]
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads([line for line in run.stdout.splitlines() if line.startswith("{")][-1])
-    assert result == {"groups": 100, "grouped_ok": True, "window_rows": 600, "window_ok": True}
+    assert result == {"groups": 100, "grouped_ok": True, "window_rows": 600, "window_ok": True,
+                      "column_ok": True, "sql_ok": True, "sql_window_ok": True}
 
 
 # A client of a server that has never heard of sparkagg: it ships the JAR and registers by class name.

@@ -376,7 +376,8 @@ def _run_job(*args: str) -> dict:
 @pytest.mark.slow
 def test_on_a_local_cluster_of_separate_executor_jvms():
     result = _run_job("--master", "local-cluster[2,1,1024]")
-    assert result == {"groups": 100, "grouped_ok": True, "window_rows": 600, "window_ok": True}
+    assert result == {"groups": 100, "grouped_ok": True, "window_rows": 600, "window_ok": True,
+                      "column_ok": True, "sql_ok": True, "sql_window_ok": True}
 
 
 @pytest.mark.parametrize("module", ["api", "aggregate", "window"])
@@ -395,9 +396,12 @@ def test_the_readme_example_runs(spark, capsys):
     exec(script, {"spark": spark, "__name__": "__main__"})
     shown = capsys.readouterr().out
     rows = [line.replace(" ", "").strip("|").split("|") for line in shown.upper().splitlines() if line.startswith("|")]
-    # Hand-worked: a = (2*1 + 4*3) / (1 + 3); b's only row has no weight. The window's first frame is row 1.
-    assert ["A", "3.5"] in rows and ["B", "NULL"] in rows
+    # Hand-worked: a = (2*1 + 4*3) / (1 + 3) over 2 rows; b's only row has no weight; FILTER (t > 1) keeps a's
+    # second row alone (4.0); the window's first frame is row 1.
+    assert ["A", "3.5", "2"] in rows and ["B", "NULL", "1"] in rows
+    assert ["A", "4.0"] in rows and ["B", "NULL"] in rows
     assert ["A", "1", "2.0", "1.0", "2.0"] in rows and ["A", "2", "4.0", "3.0", "3.5"] in rows
+    assert ["B", "3", "5.0", "NULL", "NULL"] in rows and ["A", "3.5"] in rows
 
 
 def test_calls_named_by_alias_or_udaf_name_and_a_wrong_result_type(spark):

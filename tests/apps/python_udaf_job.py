@@ -1,6 +1,7 @@
 """A user's script: a Python Accumulator defined here (so it travels by value) run by sparkagg.udaf on the
 session named by argv ("--remote sc://..." or "--master local-cluster[...]"), grouped and over a sliding
-window, each checked against Spark's own expressions for the same figures; prints one JSON line."""
+window (by aggregate() and window(), as a Column in agg(), and in SQL after sparkagg.udaf.register), each
+checked against Spark's own expressions for the same figures; prints one JSON line."""
 import json
 import sys
 
@@ -10,7 +11,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import sparkagg
-from sparkagg.udaf import Accumulator, aggregate, udaf, window
+from sparkagg.udaf import Accumulator, aggregate, register, udaf, window
 
 
 class WeightedMean(Accumulator):
@@ -62,9 +63,24 @@ slid = window(df.where(F.col("k") < 3), "k", "t", rows=(-4, 0), m=wmean("x", "w"
 spec = "PARTITION BY k ORDER BY t ROWS BETWEEN 4 PRECEDING AND CURRENT ROW"
 expected = df.where(F.col("k") < 3).selectExpr(
     "k", "t", f"sum(x * w) OVER ({spec}) / sum(w) OVER ({spec}) AS m").orderBy("k", "t").collect()
+register(spark, "wmean", wmean)
+df.createOrReplaceTempView("t")
+as_column = {r.k: r.m for r in df.groupBy("k").agg(wmean("x", "w").alias("m")).collect()}
+as_sql = {r.k: r.m for r in spark.sql("SELECT k, wmean(x, w) FILTER (WHERE x IS NOT NULL) AS m FROM t "
+                                       "GROUP BY k").collect()}
+sql_slid = spark.sql(f"SELECT k, t, wmean(x, w) OVER ({spec}) AS m FROM t WHERE k < 3 ORDER BY k, t").collect()
+
+
+def same_groups(a):
+    return a.keys() == want.keys() and all(close(a[k], want[k]) for k in want)
+
+
+def same_rows(a):
+    return len(a) == len(expected) and all((x.k, x.t) == (y.k, y.t) and close(x.m, y.m) for x, y in zip(a, expected))
+
+
 print(json.dumps({
-    "groups": len(got), "grouped_ok": got.keys() == want.keys() and all(close(got[k], want[k]) for k in want),
-    "window_rows": len(slid),
-    "window_ok": len(slid) == len(expected) and all((a.k, a.t) == (b.k, b.t) and close(a.m, b.m)
-                                                    for a, b in zip(slid, expected))}), flush=True)
+    "groups": len(got), "grouped_ok": same_groups(got), "window_rows": len(slid), "window_ok": same_rows(slid),
+    "column_ok": same_groups(as_column), "sql_ok": same_groups(as_sql), "sql_window_ok": same_rows(sql_slid)}),
+    flush=True)
 spark.stop()

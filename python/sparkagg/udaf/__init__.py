@@ -3,9 +3,11 @@
 Write an :class:`Accumulator` (datafusion-python's contract: ``update``, ``merge``, ``state``,
 ``evaluate``, and optionally ``retract``) or a :class:`GroupsAccumulator` (every group of a partition
 at once over Arrow arrays, the reference model's contract: ``update_batch``, ``merge_batch``,
-``state(emit_to)``, ``evaluate(emit_to)``, ``size``), make it a function with :func:`udaf`, and run it
-with :func:`aggregate` (GROUP BY) or :func:`window` (sliding ROWS frames). A class written for
-datafusion-python runs unchanged, and datafusion need not be installed.
+``state(emit_to)``, ``evaluate(emit_to)``, ``size``) and make it a function with :func:`udaf`. On a classic
+session its calls are Spark Columns (``df.groupBy("k").agg(f("x"))``, ``f("x").over(w)``) and
+:func:`register` makes it a SQL function; on any session, Spark Connect included, :func:`aggregate`
+(GROUP BY) and :func:`window` (sliding ROWS frames) run it. A class written for datafusion-python runs
+unchanged, and datafusion need not be installed.
 
 Unlike PySpark's ``pandas_udf`` / ``arrow_udf`` aggregates, which shuffle every row and hand each whole
 group to one call, a udaf aggregates each input partition in the Python workers first and shuffles
@@ -14,7 +16,8 @@ sessions; user classes travel to the workers with cloudpickle as PySpark's UDFs 
 
 Modules: ``api`` (the contracts, ``udaf`` and the adapter that runs an Accumulator per group),
 ``grouping`` (dense group indices per partition), ``plan`` (argument types, checked on the driver),
-``aggregate`` and ``window`` (the two runners).
+``aggregate`` and ``window`` (the two runners), ``column`` (SQL registration, for Columns too) and
+``runner`` (the phases the JAR's optimizer rule plans for Columns and SQL).
 """
 from __future__ import annotations
 

@@ -189,11 +189,30 @@ class UdafCall(_SparkColumn):
         from . import column, plan
         spark = SparkSession.getActiveSession()
         if spark is None or getattr(spark, "_jvm", None) is None:
-            raise TypeError(f"udaf {self.udaf.name}: a udaf call is a Column on a classic SparkSession; on Spark "
-                            "Connect run it with sparkagg.udaf.aggregate(df, by, ...)")
+            raise TypeError(f"udaf {self.udaf.name}: on Spark Connect a udaf call is a Column inside agg() alone; "
+                            f"in expressions and windows register it (sparkagg.udaf.register(spark, name, udaf)) "
+                            f"and call F.call_function(name, ...) or SQL")
         name = column.registered_name(spark, self.udaf)
         jc = F.call_function(name, *[plan.column(c) for c in self.columns])._jc
         return getattr(jc, "as")(self.name) if self.name else jc
+
+    @property
+    def _expr(self) -> Any:
+        """The Spark Connect expression (what a Connect client's ``agg`` reads), on the active Connect session."""
+        from pyspark.sql.connect import functions as CF
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+        from . import column
+        spark = ConnectSession.getActiveSession()
+        if spark is None:
+            raise TypeError(f"udaf {self.udaf.name}: no active Spark Connect session to call it on")
+        name = column.registered_name(spark, self.udaf)
+        call = CF.call_function(name, *[CF.col(c) if isinstance(c, str) else c for c in self.columns])
+        return (call.alias(self.name) if self.name else call)._expr
+
+    def to_plan(self, client: Any) -> Any:
+        """The call as a Connect client's plan carries it (what ``agg`` asks of its columns)."""
+        return self._expr.to_plan(client)
 
     def alias(self, name: str) -> UdafCall:
         return UdafCall(self.udaf, self.columns, name)

@@ -6,10 +6,19 @@
 and its optimizer rule runs the udaf in two phases in the Python workers (``runner.py``), beside the JVM's
 aggregates of the same query. The rule copies its Python environment from a probe: a ``mapInArrow`` this
 driver builds (and never runs), so the workers run the Python and the settings PySpark would give them.
+
+On Spark Connect, whose protocol carries SQL but no Python aggregate, ``register`` sends the statement
+``CREATE TEMPORARY PYTHON AGGREGATE name FROM '<spec>'``, which the extension's parser turns into the same
+registration on the server; the server runs the workers' Python as it does for its clients' ``mapInArrow``.
+There a udaf call is a Column inside ``agg`` (``df.groupBy("k").agg(f("x").alias("m"))``); in expressions
+and windows, call the registered name: ``F.call_function("f", "x")`` or SQL.
 """
 from __future__ import annotations
 
 import base64
+import json
+import re
+import sys
 
 from pyspark import cloudpickle
 from pyspark.sql import types as T
@@ -45,11 +54,20 @@ def register(spark, name: str, udaf: AggregateUDF) -> None:
     if not isinstance(udaf, AggregateUDF):
         raise TypeError(f"sparkagg.udaf.register: {name} must be made by sparkagg.udaf.udaf, "
                         f"got {type(udaf).__name__}")
-    jvm = sparkagg._jvm_of(spark)
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        raise ValueError(f"sparkagg.udaf.register: {name!r} is not a plain SQL name (letters, digits, _)")
     inputs = T.StructType([T.StructField(f"_{i}", spark_type(udaf.name, "input", t))
                            for i, t in enumerate(udaf.input_types)])
     result = spark_type(udaf.name, "return", udaf.return_type)
     payload = base64.b64encode(cloudpickle.dumps(udaf)).decode("ascii")
+    if getattr(spark, "_jvm", None) is None:  # Spark Connect: the statement the extension's parser knows
+        spec = json.dumps({"udaf": udaf.name, "payload": payload, "input": inputs.json(), "result": result.json(),
+                           "python": "%d.%d" % sys.version_info[:2]})
+        if "'" in spec:
+            raise ValueError(f"sparkagg.udaf.register: the udaf's name {udaf.name!r} holds a quote")
+        spark.sql(f"CREATE TEMPORARY PYTHON AGGREGATE {name} FROM '{spec}'")
+        return
+    jvm = sparkagg._jvm_of(spark)
     jvm.sparkagg.python.PythonUdafs.register(spark._jsparkSession, name, udaf.name, payload, inputs.json(),
                                              result.json(), _probe(spark))
 
@@ -57,7 +75,8 @@ def register(spark, name: str, udaf: AggregateUDF) -> None:
 def registered_name(spark, udaf: AggregateUDF) -> str:
     """The session's SQL name for ``udaf``'s Column calls, registered on first use. A name of its own per udaf,
     so that two udafs sharing a name can meet in one query; result columns are named by the udaf's name."""
-    name = f"__sparkagg_udaf_{udaf.name}_{udaf.uid}"
+    plain = re.sub(r"\W", "_", udaf.name)
+    name = f"__sparkagg_udaf_{plain}_{udaf.uid}"
     if not spark.catalog.functionExists(name):
         register(spark, name, udaf)
     return name

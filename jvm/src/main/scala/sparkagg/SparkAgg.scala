@@ -9,6 +9,7 @@ import sparkagg.api.FunctionDef
 import sparkagg.catalyst.{AccumulatorAggregator, CountStarParser, Registry, SparkAggregates}
 import sparkagg.exec.{GroupedAggregateStrategy, GroupedPartialInput, StatePackets}
 import sparkagg.functions.{Avg, Count, Functions, Max, Min, Sum}
+import sparkagg.python.PythonAggregateStatements
 import sparkagg.window.{DistinctWindowRule, SlidingWindowStrategy}
 
 /**
@@ -116,6 +117,7 @@ object SparkAggExtensions {
     val prefix = SparkAgg.configuredPrefix
     Registry.entries(Functions.all, prefix).foreach(extensions.injectFunction)
     extensions.injectParser((_, delegate) => new CountStarParser(delegate, SparkAgg.countName(prefix)))
+    extensions.injectParser((_, delegate) => new PythonAggregateStatements(delegate))
     extensions.injectPlannerStrategy(SlidingWindowStrategy(_))
     extensions.injectPlannerStrategy(GroupedAggregateStrategy(_, SparkAggregates(Count, Sum, Avg, Min, Max)))
     extensions.injectColumnar(_ => GroupedPartialInput)

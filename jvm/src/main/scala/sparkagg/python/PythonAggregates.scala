@@ -30,8 +30,8 @@ import sparkagg.api.SparkAggError
  *
  * The Python side (sparkagg/udaf/runner.py) is named in each MapInArrow's command, a pickle this rule
  * writes: `(sparkagg.udaf.runner.<phase>(spec), output schema)`, where the spec (JSON) lists the calls'
- * pickled udafs and the column layout. The rest of the function (the Python to run, its environment) is the
- * session's own, copied from the probe a Python driver built with `mapInArrow` when it registered the udaf.
+ * pickled udafs and the column layout. The rest of the function (the Python to run, its environment) is
+ * the session's, as the udaf's registration found it ([[PythonWorkers]]).
  * Over a window (a ROWS frame), the calls slide in the workers as `sparkagg.udaf.window` slides them.
  */
 object PythonAggregates extends Rule[LogicalPlan] {
@@ -168,16 +168,15 @@ object PythonAggregates extends Rule[LogicalPlan] {
       }.mkString("[", ",", "]"),
       "max_groups" -> conf.getConfString(PartialGroupsConf, (1 << 20).toString)
     )
-    val probe = udafs.head.udaf.probe
     val states = Seq(AttributeReference(s"${Prefix}target", IntegerType)(),
       AttributeReference(s"${Prefix}states", BinaryType)())
-    val partial = mapInArrow(probe, "partial", layout, states, rows)
+    val partial = mapInArrow(udafs.head.udaf, "partial", layout, states, rows)
     val shuffled =
       if (keys.isEmpty) Repartition(1, shuffle = true, partial)
       else RepartitionByExpression(Seq(states.head), partial, None)
     val output = keys.zipWithIndex.map { case (k, i) => AttributeReference(s"${Prefix}k$i", k.dataType)() } ++
       udafs.zipWithIndex.map { case (u, c) => AttributeReference(s"${Prefix}r$c", u.dataType)() }
-    mapInArrow(probe, "final", layout :+ ("names" -> output.map(o => quoted(o.name)).mkString("[", ",", "]")),
+    mapInArrow(udafs.head.udaf, "final", layout :+ ("names" -> output.map(o => quoted(o.name)).mkString("[", ",", "]")),
       output, shuffled)
   }
 
@@ -226,7 +225,7 @@ object PythonAggregates extends Rule[LogicalPlan] {
             "rows" -> bounds.map(_.map(_.toString).getOrElse("null")).mkString("[", ",", "]"),
             "names" -> output.map(o => quoted(o.name)).mkString("[", ",", "]")
           )
-          val step = mapInArrow(group.head._2.udaf.probe, "window", layout, output, sorted)
+          val step = mapInArrow(group.head._2.udaf, "window", layout, output, sorted)
           val carried = AttributeMap(plan.output.zip(kept))
           (step, current.map(carried), done.map { case (n, a) => n -> carried(a) } ++ made)
       }
@@ -261,20 +260,12 @@ object PythonAggregates extends Rule[LogicalPlan] {
 
   private def quoted(text: String): String = "\"" + text.replace("\\", "\\\\").replace("\"", "\\\"") + "\""
 
-  /**
-   * A copy of the probe (a MapInArrow node a Python driver made) running `sparkagg.udaf.runner.<phase>` over
-   * `child`. The probe's node class and arity differ between Spark lines (PythonMapInArrow in 3.5,
-   * MapInArrow with a resource profile from 4.0): only its first three fields change here.
-   */
-  private def mapInArrow(probe: LogicalPlan, phase: String, layout: Seq[(String, String)],
-      output: Seq[Attribute], child: LogicalPlan): LogicalPlan = {
-    val udf = probe.expressions.head.asInstanceOf[PythonUDF]
+  /** A step running `sparkagg.udaf.runner.<phase>` over `child`, in the workers the udafs' registration gave. */
+  private def mapInArrow(udaf: PythonUdaf, phase: String, layout: Seq[(String, String)], output: Seq[Attribute],
+      child: LogicalPlan): LogicalPlan = {
     val spec = layout.map { case (k, v) => s""""$k":$v""" }.mkString("{", ",", "}")
     val schema = StructType(output.map(a => StructField(a.name, a.dataType, nullable = true)))
-    val call = SparkInternals.withCommand(udf, command(phase, spec, schema))
-      .copy(dataType = schema, children = child.output, resultId = NamedExpression.newExprId)
-    val fields = probe.productIterator.toArray.map(_.asInstanceOf[AnyRef])
-    probe.makeCopy(Array[AnyRef](call, output, child) ++ fields.drop(3))
+    udaf.workers.step(s"sparkagg ${udaf.name} $phase", command(phase, spec, schema), schema, output, child)
   }
 
   /** The pickle the Python worker loads as its function: `(runner.<phase>(spec), schema)`, protocol 2. */

@@ -2,10 +2,10 @@ package org.apache.spark.sql.sparkagg
 
 import org.apache.spark.{QueryContext, SPARK_VERSION}
 import org.apache.spark.sql.AnalysisException
-import org.apache.spark.sql.catalyst.expressions.{Expression, SortOrder}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, PythonUDF, SortOrder}
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction
 import org.apache.spark.sql.catalyst.parser.{ParseException, ParserInterface}
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, PythonMapInArrow}
 import org.apache.spark.sql.catalyst.trees.SQLQueryContext
 import org.apache.spark.sql.errors.QueryExecutionErrors
 import org.apache.spark.unsafe.types.UTF8String
@@ -58,4 +58,10 @@ abstract class RewritingParser(protected val delegate: ParserInterface) extends 
           case None => throw e
         }
     }
+}
+
+private[sparkagg] trait MapInArrowNode {
+  /** `mapInArrow`'s node: PythonMapInArrow in 3.5. */
+  def mapInArrow(udf: PythonUDF, output: Seq[Attribute], child: LogicalPlan): LogicalPlan =
+    PythonMapInArrow(udf, output, child, isBarrier = false)
 }

@@ -2,7 +2,9 @@ package org.apache.spark.sql.sparkagg
 
 import org.apache.spark.QueryContext
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateFunction, SupportsOrderingWithinGroup}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, PythonUDF}
 import org.apache.spark.sql.catalyst.parser.ParserInterface
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, MapInArrow}
 import org.apache.spark.sql.errors.QueryExecutionErrors
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.unsafe.types.{UTF8String, VariantVal}
@@ -30,4 +32,10 @@ private[sparkagg] trait VariantGetter extends KeyedRow {
 
 private[sparkagg] trait RoutineParamForwarding extends ForwardingParser {
   override def parseRoutineParam(sqlText: String): StructType = delegate.parseRoutineParam(sqlText)
+}
+
+private[sparkagg] trait MapInArrowNode {
+  /** `mapInArrow`'s node: MapInArrow, with a resource profile, from 4.0. */
+  def mapInArrow(udf: PythonUDF, output: Seq[Attribute], child: LogicalPlan): LogicalPlan =
+    MapInArrow(udf, output, child, isBarrier = false, profile = None)
 }

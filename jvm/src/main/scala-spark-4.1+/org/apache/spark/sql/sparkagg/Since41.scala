@@ -31,7 +31,7 @@ private[sparkagg] trait SpillBuffers {
 
 private[sparkagg] trait ParameterForwarding extends ForwardingParser {
   override def parsePlanWithParameters(sqlText: String, context: ParameterContext): LogicalPlan =
-    rewrite(delegate.parsePlanWithParameters(sqlText, context))
+    statement(sqlText).getOrElse(rewrite(delegate.parsePlanWithParameters(sqlText, context)))
 }
 
 private[sparkagg] trait SumModes {

@@ -17,7 +17,11 @@ trait ForwardingParser extends ParserInterface {
   protected def rewrite(plan: LogicalPlan): LogicalPlan
   protected def rewrite(expression: Expression): Expression
 
-  override def parsePlan(sqlText: String): LogicalPlan = rewrite(delegate.parsePlan(sqlText))
+  /** A statement of sparkagg's own, which Spark's grammar lacks, parsed here instead of by the delegate. */
+  protected def statement(sqlText: String): Option[LogicalPlan] = None
+
+  override def parsePlan(sqlText: String): LogicalPlan =
+    statement(sqlText).getOrElse(rewrite(delegate.parsePlan(sqlText)))
   override def parseQuery(sqlText: String): LogicalPlan = rewrite(delegate.parseQuery(sqlText))
   override def parseExpression(sqlText: String): Expression = rewrite(delegate.parseExpression(sqlText))
   override def parseTableIdentifier(sqlText: String): TableIdentifier = delegate.parseTableIdentifier(sqlText)
