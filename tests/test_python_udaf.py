@@ -380,7 +380,7 @@ def test_on_a_local_cluster_of_separate_executor_jvms():
                       "column_ok": True, "sql_ok": True, "sql_window_ok": True}
 
 
-@pytest.mark.parametrize("module", ["api", "aggregate", "window"])
+@pytest.mark.parametrize("module", ["api", "aggregate", "window", "column"])
 def test_docstring_examples_run(spark, module):
     import doctest
     import importlib
