@@ -7,6 +7,7 @@ all measured in this one run (best of --repeat; a query over 30 s runs once), at
 --setting names (bench/common.py's SETTINGS: default is what sparkagg.session() gives).
 
     .venv/bin/python bench/bench_python_udaf.py [--rows N] [--repeat R] [--out DIR] [--setting default|tuned]
+        [--forms jvm,groups,column,sql,...]
 
 The ratios go to bench/results/bench_python_udaf.json (bench/plot.py).
 """
@@ -120,7 +121,10 @@ def datafusion_run(rows: int, key: str):
     return lambda: ctx.sql(f"SELECT {key}, wmean(x, w) FROM base GROUP BY {key}").collect()
 
 
-def main(rows: int, repeat: int, out, setting: str) -> None:
+FORMS = ("jvm", "groups", "column", "sql", "one", "pandas", "arrow", "datafusion")
+
+
+def main(rows: int, repeat: int, out, setting: str, forms: list[str]) -> None:
     from pyspark.sql import functions as F
     spark = common.session(setting)
     base = spark.sql(f"SELECT id % 1000 AS k, id % 1000000 AS kbig, rand(1) * 100 AS x, rand(2) * 5 AS w "
@@ -148,21 +152,22 @@ def main(rows: int, repeat: int, out, setting: str) -> None:
     timed("warm-up (Python workers)", lambda: noop(aggregate(base, "k", m=groups_udaf("x", "w"))), 1)
     for key, label in common.GROUPINGS:
         print(f"{label}:")
-        t = {"jvm": timed("df_sum(x * w) / df_sum(w) (JVM)", lambda: noop(spark.sql(
-            f"SELECT {key}, df_sum(x * w) / df_sum(w) FROM base GROUP BY {key}")), repeat)}
-        t["groups"] = timed("sparkagg.udaf GroupsAccumulator", lambda: noop(
-            aggregate(base, key, m=groups_udaf("x", "w"))), repeat)
-        t["column"] = timed("  the same as a Column: groupBy().agg()", lambda: noop(
-            base.groupBy(key).agg(groups_udaf("x", "w"))), repeat)
-        t["sql"] = timed("  the same in SQL: wmean_groups(x, w)", lambda: noop(spark.sql(
-            f"SELECT {key}, wmean_groups(x, w) FROM base GROUP BY {key}")), repeat)
-        t["one"] = timed("sparkagg.udaf Accumulator", lambda: noop(aggregate(base, key, m=one_udaf("x", "w"))), repeat)
-        t["pandas"] = timed("pandas_udf GROUPED_AGG", lambda: noop(
-            base.groupBy(key).agg(pandas_wmean("x", "w"))), repeat)
+        runs = {
+            "jvm": ("df_sum(x * w) / df_sum(w) (JVM)", lambda: noop(spark.sql(
+                f"SELECT {key}, df_sum(x * w) / df_sum(w) FROM base GROUP BY {key}"))),
+            "groups": ("sparkagg.udaf GroupsAccumulator", lambda: noop(aggregate(base, key, m=groups_udaf("x", "w")))),
+            "column": ("  the same as a Column: groupBy().agg()", lambda: noop(
+                base.groupBy(key).agg(groups_udaf("x", "w")))),
+            "sql": ("  the same in SQL: wmean_groups(x, w)", lambda: noop(spark.sql(
+                f"SELECT {key}, wmean_groups(x, w) FROM base GROUP BY {key}"))),
+            "one": ("sparkagg.udaf Accumulator", lambda: noop(aggregate(base, key, m=one_udaf("x", "w")))),
+            "pandas": ("pandas_udf GROUPED_AGG", lambda: noop(base.groupBy(key).agg(pandas_wmean("x", "w")))),
+        }
         if arrow_udf is not None:
-            t["arrow"] = timed("arrow_udf GROUPED_AGG", lambda: noop(
-                base.groupBy(key).agg(arrow_wmean("x", "w"))), repeat)
-        t["datafusion"] = timed("datafusion-python udaf (same Accumulator)", datafusion_run(rows, key), repeat)
+            runs["arrow"] = ("arrow_udf GROUPED_AGG", lambda: noop(base.groupBy(key).agg(arrow_wmean("x", "w"))))
+        if "datafusion" in forms:  # the table and context made here, outside the timing
+            runs["datafusion"] = ("datafusion-python udaf (same Accumulator)", datafusion_run(rows, key))
+        t = {form: timed(label, run, repeat) for form, (label, run) in runs.items() if form in forms}
         for a, b, bar_a, bar_b in [("groups", "jvm", "GroupsAccumulator", "JVM df_sum / df_sum"),
                                    ("column", "groups", "Column", "aggregate()"),
                                    ("sql", "groups", "SQL", "aggregate()"),
@@ -172,7 +177,7 @@ def main(rows: int, repeat: int, out, setting: str) -> None:
                                    ("one", "pandas", "Accumulator", "pandas_udf"),
                                    ("one", "arrow", "Accumulator", "arrow_udf"),
                                    ("one", "datafusion", "Accumulator", "datafusion-python")]:
-            if b in t:
+            if a in t and b in t:
                 print(common.ratio_line(f"{bar_a} / {bar_b}, {label}", t[a], t[b]))
                 recorder.add(chart, groups, bar_a, bar_b, label, t[a], t[b])
     recorder.write(spark, out)
@@ -183,5 +188,7 @@ if __name__ == "__main__":
     parser = common.arguments(__doc__)
     parser.add_argument("--setting", choices=sorted(common.SETTINGS), default="default",
                         help="the session settings (default: what sparkagg.session() gives)")
+    parser.add_argument("--forms", default=",".join(FORMS),
+                        help=f"the routes to time, comma-separated (default all: {','.join(FORMS)})")
     args = parser.parse_args()
-    main(args.rows, args.repeat, args.out, args.setting)
+    main(args.rows, args.repeat, args.out, args.setting, args.forms.split(","))
