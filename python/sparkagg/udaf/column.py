@@ -38,16 +38,16 @@ def register(spark, name: str, udaf: AggregateUDF) -> None:
 
     >>> import pyarrow as pa
     >>> from sparkagg.udaf import Accumulator, udaf, register
-    >>> class Total(Accumulator):
-    ...     def __init__(self): self.total = 0
-    ...     def update(self, values): self.total += sum(v for v in values.to_pylist() if v is not None)
-    ...     def merge(self, states): self.total += sum(states[0].to_pylist())
-    ...     def state(self): return [self.total]
-    ...     def evaluate(self): return self.total
-    >>> register(spark, "total", udaf(Total, pa.int64(), pa.int64(), [pa.int64()]))
-    >>> spark.sql("SELECT k, total(x) AS t FROM VALUES ('a', 1), ('b', 2), ('a', 3) AS v(k, x) "
-    ...           "GROUP BY k ORDER BY k").collect()
-    [Row(k='a', t=4), Row(k='b', t=2)]
+    >>> class Present(Accumulator):  # how many values are not NULL
+    ...     def __init__(self): self.n = 0
+    ...     def update(self, values): self.n += len(values) - values.null_count
+    ...     def merge(self, states): self.n += sum(states[0].to_pylist())
+    ...     def state(self): return [self.n]
+    ...     def evaluate(self): return self.n
+    >>> register(spark, "present", udaf(Present, pa.int64(), pa.int64(), [pa.int64()]))
+    >>> spark.sql("SELECT k, present(x) AS n, present(x) FILTER (WHERE x > 1) AS big "
+    ...           "FROM VALUES ('a', 1), ('b', NULL), ('a', 3) AS v(k, x) GROUP BY k ORDER BY k").collect()
+    [Row(k='a', n=2, big=1), Row(k='b', n=0, big=0)]
     """
     import sparkagg
 
