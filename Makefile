@@ -27,15 +27,18 @@ all: jar
 # before installing it. Stored, not deflated, since the jars are compressed already: half the CPU of a
 # minor's install (20 s -> 10 s).
 PYSPARK_PIP := -q -C--build-option=--compression=stored
+# Every install leaves the bytecode to the first import: pip would compile every module of pyspark, pandas and
+# pyarrow in each of the five venvs, most never imported by a test.
+PIP := pip install --no-compile
 
 # Python environment: the default Spark's pyspark (whose jars the JVM build compiles against), the
 # package, test tools.
 venv: $(VENV)/.installed
 $(VENV)/.installed: python/pyproject.toml $(LINES)
 	$(TIMED) "venv .venv (Spark $(DEFAULT))" sh -ec '$(PYTHON3) -m venv $(VENV); \
-	  $(PY) -m pip install -q --upgrade pip; \
-	  $(PY) -m pip install $(PYSPARK_PIP) "pyspark[connect]==$(call pyspark_of,$(DEFAULT))"; \
-	  $(PY) -m pip install -q -e "python[test]"'
+	  $(PY) -m $(PIP) -q --upgrade pip; \
+	  $(PY) -m $(PIP) $(PYSPARK_PIP) "pyspark[connect]==$(call pyspark_of,$(DEFAULT))"; \
+	  $(PY) -m $(PIP) -q -e "python[test]"'
 	touch $@
 
 # One environment per other Spark minor, .venvs/spark-<minor>: its pyspark (the jars its JAR compiles
@@ -44,11 +47,11 @@ $(VENV)/.installed: python/pyproject.toml $(LINES)
 venvs: $(foreach m,$(OTHERS),.venvs/spark-$(m)/.installed)
 .venvs/spark-%/.installed: python/pyproject.toml $(LINES)
 	$(TIMED) "venv .venvs/spark-$*" sh -ec '$(PYTHON3) -m venv .venvs/spark-$*; \
-	  .venvs/spark-$*/bin/python -m pip install -q --upgrade pip; \
+	  .venvs/spark-$*/bin/python -m $(PIP) -q --upgrade pip; \
 	  rm -rf .venvs/spark-$*/package && mkdir .venvs/spark-$*/package; \
 	  cp -r python/pyproject.toml python/README.md python/sparkagg .venvs/spark-$*/package/; \
-	  .venvs/spark-$*/bin/python -m pip install $(PYSPARK_PIP) "pyspark==$(call pyspark_of,$*)"; \
-	  .venvs/spark-$*/bin/python -m pip install -q "./.venvs/spark-$*/package[test]"'
+	  .venvs/spark-$*/bin/python -m $(PIP) $(PYSPARK_PIP) "pyspark==$(call pyspark_of,$*)"; \
+	  .venvs/spark-$*/bin/python -m $(PIP) -q "./.venvs/spark-$*/package[test]"'
 	touch $@
 
 # sbt itself, its plugins and every project's libraries (Scala compilers, ScalaTest), fetched while the
@@ -82,7 +85,7 @@ $(EVERY_MINOR): $(SOURCES) $(VENV)/.installed $(foreach m,$(OTHERS),.venvs/spark
 # small data), mkdocs-material builds the docs site.
 extras: $(VENV)/.extras
 $(VENV)/.extras: $(VENV)/.installed
-	$(TIMED) "venv .venv: the bench and docs extras" $(PY) -m pip install -q -e 'python[test,bench,docs]'
+	$(TIMED) "venv .venv: the bench and docs extras" $(PY) -m $(PIP) -q -e 'python[test,bench,docs]'
 	touch $@
 
 # The manual: docs/ as a site in site/ (mkdocs.yml), built strictly: a broken link or a page outside the nav
@@ -107,7 +110,13 @@ REPORTS = target/test-times
 # Every Spark application the tests start (pytest's session, spark-submit, the CLI, demos, Connect servers)
 # compiles with C1 alone, as ScalaTest's JVMs do (build.sbt): they live seconds to minutes on small inputs,
 # where C2's compilations cost more CPU than they return (a demo: 24 s of CPU -> 15 s). Not for `make bench`.
-test test-run test-jvm test-py check check-jvm check-py test-long: export SPARK_SUBMIT_OPTS := -XX:TieredStopAtLevel=1
+# They also map Spark's classes from the default venv's class-data-sharing archive (build/class-archive): a
+# start and first query of 16 s become 8. A JVM of another pyspark install ignores the archive, silently.
+CLASS_ARCHIVE := $(VENV)/spark.jsa
+test test-run test-jvm test-py check check-jvm check-py test-long: export SPARK_SUBMIT_OPTS := -XX:TieredStopAtLevel=1 \
+  -XX:SharedArchiveFile=$(abspath $(CLASS_ARCHIVE)) -Xlog:cds=off -Xlog:cds+dynamic=off
+$(CLASS_ARCHIVE): $(VENV)/.installed build/class-archive
+	$(TIMED) "class archive of .venv's Spark" $(PY) build/class-archive $@
 PYTEST  = -m pytest -q -p no:cacheprovider --durations=10
 SBT_TEST_SHORT := 'set Test/javaOptions += "-Dsparkagg.test.sweep=short"' \
                   'set Test/testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-l", "sparkagg.Slow")'
@@ -141,7 +150,7 @@ test-versions: wheel venvs
 	$(foreach m,$(OTHERS),$(call minor_python,$(m)))
 
 # The log ends with the 10 slowest tests; `make test` prints the 25 slowest of the whole run.
-test-python: jar extras
+test-python: jar extras $(CLASS_ARCHIVE)
 	$(TIMED) "pytest on Spark $(DEFAULT)" $(PY) $(PYTEST) --junitxml=$(REPORTS)/pytest-spark-$(DEFAULT)/report.xml tests
 
 test-scala: venv
@@ -157,7 +166,7 @@ test:
 	$(MAKE) test-run; status=$$?; build/test-times; exit $$status
 
 test-run:
-	$(MAKE) -j venv venvs extras sbt-ready
+	$(MAKE) -j venv venvs extras sbt-ready $(CLASS_ARCHIVE)
 	$(MAKE) wheel
 	$(MAKE) -j test-jvm test-py
 
@@ -169,7 +178,7 @@ test-jvm: jars wheel
 	  $(SBT) $(SCALAFMT) $(call project_of,$(DEFAULT))/test $(foreach p,$(SCALATEST_OTHERS),$(p)/test)
 	$(foreach m,$(OTHERS_AFTER_SBT),$(call minor_python,$(m)))
 
-test-py: wheel extras
+test-py: wheel extras $(CLASS_ARCHIVE)
 	$(TIMED) "ruff" $(RUFF)
 	$(MAKE) test-python
 	$(foreach m,$(filter-out $(OTHERS_AFTER_SBT),$(OTHERS)),$(call minor_python,$(m)))
@@ -186,7 +195,7 @@ check:
 check-jvm: jar
 	$(TIMED) "sbt: scalafmt, ScalaTest on Spark $(DEFAULT) (short sweep)" $(SBT) $(SCALAFMT) $(SBT_TEST_SHORT) test
 
-check-py: jar extras
+check-py: jar extras $(CLASS_ARCHIVE)
 	$(TIMED) "ruff" $(RUFF)
 	$(TIMED) "pytest on Spark $(DEFAULT), not slow (short sweep)" env SPARKAGG_TEST_SWEEP=short \
 	  $(PY) $(PYTEST) -m "not slow" --junitxml=$(REPORTS)/pytest-check/report.xml tests
