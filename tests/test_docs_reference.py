@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = re.compile(r"```sql\n(.+);\n-- (.*)\n```")
 
 
+# Writing the pages runs every function's examples in Spark, for seconds: the tests that read them are slow.
 @pytest.fixture(scope="module")
 def pages(spark, tmp_path_factory):
     out = tmp_path_factory.mktemp("reference")
@@ -23,6 +24,7 @@ def pages(spark, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_every_function_has_an_entry_on_its_family_page(spark, pages):
     index = (pages / docs_reference.INDEX).read_text()
     for f in sparkagg.catalogue(spark):
@@ -33,6 +35,7 @@ def test_every_function_has_an_entry_on_its_family_page(spark, pages):
         assert f"({f['family']}.md#{name})" in index, name
 
 
+@pytest.mark.slow
 def test_every_example_shows_a_result(spark, pages):
     # each result is the one Spark gave while the pages were written (docs_reference.reference), which
     # fails unless it agrees with the documented one; by hand, the slope of (1, 1), (2, 3), (4, 4) is 13/14
@@ -50,6 +53,7 @@ def test_a_result_other_than_documented_fails_the_generation(spark, monkeypatch)
         docs_reference.reference(spark)
 
 
+@pytest.mark.slow
 def test_the_committed_pages_are_the_generated_ones(pages):
     committed = ROOT / "docs" / "reference"
     assert sorted(p.name for p in committed.glob("*.md")) == sorted(p.name for p in pages.glob("*.md"))

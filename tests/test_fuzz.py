@@ -32,6 +32,7 @@ def test_generated_queries_agree_with_datafusion(spark):
         assert report.features["within_group"] > 0
 
 
+@pytest.mark.slow  # a dozen whole-table queries: make test replays them, make check leaves them
 @pytest.mark.parametrize("path", sorted(runner.REGRESSIONS.glob("*.json")), ids=lambda p: p.stem)
 def test_saved_regression_cases_agree(spark, path, tmp_path):
     case = runner.load(path)

@@ -3,14 +3,20 @@ A make line added to the README without a test that runs it fails test_every_rea
 from __future__ import annotations
 
 import ast
+import functools
+import http.server
 import json
+import re
 import shutil
+import subprocess
+import threading
 from pathlib import Path
 
 import pytest
 
 import maven_local
 import sparkagg
+from connect_server import free_port
 from readme_make import ROOT, readme_make_lines, run_documented
 
 # README make lines no test runs, and why.
@@ -115,6 +121,51 @@ def test_make_docs():
         assert built.is_file(), stem
     regr = (site / "reference" / "regr" / "index.html").read_text()
     assert 'id="df_regr_slope"' in regr and "0.928571428571428" in regr
+
+
+# Debian's Chromium, headless, as root and offline: without the background-networking flags it keeps trying
+# to reach Google's hosts, which this machine refuses.
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--window-size=1280,900"]
+SCREENSHOTS = ROOT / "target" / "docs-screenshots"
+
+
+def _chromium(url: str, profile: Path, *args: str) -> str:
+    result = subprocess.run([CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, url],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (.ci/run installs Debian's)")
+def test_the_site_renders_in_a_browser(tmp_path):
+    """The built site (test_make_docs builds it, in this file's order) served over HTTP and rendered by
+    Chromium: the home page with its navigation, a function page with an example's result Spark gave."""
+    site = ROOT / "site"
+    if not (site / "index.html").is_file():
+        assert run_documented("make docs", timeout=1200).returncode == 0
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        home = _chromium(f"{base}/", tmp_path / "profile", "--dump-dom")
+        for entry in ["Getting started", "Function reference", "Sliding windows", "Python API", "Contributing"]:
+            assert re.search(rf">\s*{entry}\s*<", home), entry
+        assert "Apache DataFusion" in home
+        regr = _chromium(f"{base}/reference/regr/", tmp_path / "profile", "--dump-dom")
+        assert 'id="df_regr_slope"' in regr and "0.928571428571428" in regr
+        for name, path in [("home", "/"), ("regr", "/reference/regr/")]:
+            shot = SCREENSHOTS / f"{name}.png"
+            shot.unlink(missing_ok=True)
+            _chromium(f"{base}{path}", tmp_path / "profile", f"--screenshot={shot}")
+            assert shot.read_bytes()[:8] == PNG and shot.stat().st_size > 10_000, shot
+    finally:
+        server.shutdown()
 
 
 def _fuzz_agreed(result, queries: int) -> None:

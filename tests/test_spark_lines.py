@@ -79,6 +79,7 @@ def test_a_jar_for_another_spark_is_refused_naming_both_versions_and_the_jar_to_
         assert f"Use {fitting}.jar instead" in line and f"sparkagg jar --spark {RUNNING}" in line, line
 
 
+@pytest.mark.slow  # every function's demo table
 def test_the_demo_matches_the_reference_model_on_this_spark(spark, capsys):
     # `sparkagg demo`'s tables on the shared session: every other minor's `make test` runs this from its venv with
     # the wheel installed (the CLI's own run is make demo's and the wheel's fresh venv's, on the default minor)

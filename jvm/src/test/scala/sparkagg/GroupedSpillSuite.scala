@@ -78,7 +78,8 @@ class GroupedSpillSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
 
   // Three groups of a million values each: the Final node's array_agg pool (40 MB, asking twice that) is
   // refused. Up to Spark's sort fallback threshold (128) it keeps its groups; over it (set to 2) it spills.
-  test("a Final node out of memory keeps a few groups rather than spill them, and spills them past the threshold") {
+  test(
+    "a Final node out of memory keeps a few groups rather than spill them, and spills them past the threshold", Slow) {
     val query =
       """SELECT key, size(ids) AS n, aggregate(ids, 0L, (acc, x) -> acc + x) AS total
         |FROM (SELECT id % 3 AS key, df_array_agg(id) AS ids FROM range(3000000) GROUP BY id % 3)""".stripMargin

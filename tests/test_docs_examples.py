@@ -1,0 +1,53 @@
+"""The code examples of the docs pages that are whole programs run, in page order, in the tests' Spark session
+(``sparkagg.session()`` returns it): a ```python block is executed in one namespace per page, a ```sql block
+statement by statement, its last statement's result shown (``show(truncate=False)``). A ```text block right
+after one is what it must print, compared on every run; tables a page creates are dropped after it."""
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+
+import pytest
+
+from readme_make import ROOT
+
+# The pages whose examples are programs; the others show fragments (a Connect server's, Scala), which the
+# tests of what they describe run.
+PAGES = ["getting-started.md", "windows.md", "ordered-aggregates.md", "state-as-data.md"]
+BLOCK = re.compile(r"^```(python|sql)\n(.*?)^```\n(?:\n```text\n(.*?)^```\n)?", re.M | re.S)
+
+
+def examples(page: str) -> list[tuple[str, str, str]]:
+    """(language, code, what it prints or "") for each python or sql block of ``page``, in order."""
+    return BLOCK.findall((ROOT / "docs" / page).read_text())
+
+
+def _run(spark, language: str, code: str, namespace: dict, where: str) -> None:
+    if language == "python":
+        exec(compile(code, where, "exec"), namespace)
+        return
+    *statements, last = [s.strip() for s in re.split(r";\s*(?:\n|$)", code) if s.strip()]
+    for statement in statements:
+        spark.sql(statement).collect()
+    spark.sql(last).show(truncate=False)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_examples_run_and_print_what_the_page_shows(spark, page):
+    found = examples(page)
+    assert found, f"{page} has no python or sql block"
+    tables = {t.name for t in spark.catalog.listTables()}
+    namespace: dict = {"spark": spark}  # pages other than getting-started use the session it starts
+    try:
+        for i, (language, code, documented) in enumerate(found):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                _run(spark, language, code, namespace, f"docs/{page}, block {i + 1}")
+            if documented:
+                assert out.getvalue().strip() == documented.strip(), f"docs/{page}, block {i + 1}:\n{code}"
+    finally:
+        for table in spark.catalog.listTables():
+            if table.name not in tables:
+                spark.sql(f"DROP {'VIEW' if table.isTemporary else 'TABLE'} IF EXISTS {table.name}")
+
