@@ -12,12 +12,11 @@ import pytest
 
 import sqlcases
 import sweep
-from sparkagg import cli, reference
+from sparkagg import STATE_FORMS, cli, reference
 from sparkagg.check import Difference, UnsupportedQuery, check, parse
 
 ROOT = Path(__file__).resolve().parent.parent
 SQL_CASES = [(f, c) for f in sorted((ROOT / "sql").glob("*.sql")) for c in sqlcases.parse(f)]
-STATE_FORMS = ("_state", "_merge", "_merge_state", "_finalize")
 
 # 40 rows: keys with NULLs, ints with NULLs, doubles with a NaN, an infinity and -0.0, booleans, y/x pairs,
 # a small integer g, a unique u (an order without ties).

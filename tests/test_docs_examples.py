@@ -1,8 +1,8 @@
 """The code examples of the docs pages that are whole programs run, in page order, each page in a session of
 its own beside the tests' (``sparkagg.session()`` returns the tests' one): a ```python block is executed in one
 namespace per page, a ```sql block statement by statement, its last statement's result shown
-(``show(truncate=False)``). A ```text block right after one is what it must print, compared on every run;
-tables a page creates are dropped after it."""
+(``show(truncate=False)``). A ```text block right after one is what it must print, compared on every run; the
+tables a page creates are dropped after it, its temporary views go with its session."""
 from __future__ import annotations
 
 import contextlib
@@ -38,9 +38,9 @@ def _run(spark, language: str, code: str, namespace: dict, where: str) -> None:
 def test_the_examples_run_and_print_what_the_page_shows(spark, page):
     found = examples(page)
     assert found, f"{page} has no python or sql block"
-    spark = spark.newSession()  # the page's own temporary views: another test's view may have a table's name
-    tables = {(t.name, t.isTemporary) for t in spark.catalog.listTables()}  # a view may share a table's name
-    namespace: dict = {"spark": spark}  # pages other than getting-started use the session it starts
+    spark = spark.newSession()  # another test's temporary view may bear the name of a page's table
+    tables = {t.name for t in spark.catalog.listTables()}
+    namespace: dict = {"spark": spark}
     try:
         for i, (language, code, documented) in enumerate(found):
             out = io.StringIO()
@@ -49,7 +49,5 @@ def test_the_examples_run_and_print_what_the_page_shows(spark, page):
             if documented:
                 assert out.getvalue().strip() == documented.strip(), f"docs/{page}, block {i + 1}:\n{code}"
     finally:
-        for table in spark.catalog.listTables():
-            if (table.name, table.isTemporary) not in tables:
-                spark.sql(f"DROP {'VIEW' if table.isTemporary else 'TABLE'} IF EXISTS {table.name}")
-
+        for table in {t.name for t in spark.catalog.listTables()} - tables:
+            spark.sql(f"DROP TABLE IF EXISTS {table}")

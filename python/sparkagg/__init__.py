@@ -15,6 +15,9 @@ __version__ = "0.1.0"
 EXTENSIONS = "sparkagg.SparkAggExtensions"
 PREFIX_CONF = "spark.sparkagg.prefix"
 DEFAULT_PREFIX = "df_"
+# The suffixes of the functions every aggregate f also comes as (docs/state-as-data.md): f's state, states merged
+# to f's value, states merged to a state, one state's value.
+STATE_FORMS = ("_state", "_merge", "_merge_state", "_finalize")
 
 __all__ = ["session", "register", "register_class", "catalogue", "jar_path", "functions", "reference", "udaf"]
 

@@ -48,11 +48,10 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
-from . import DEFAULT_PREFIX, PREFIX_CONF
+from . import DEFAULT_PREFIX, PREFIX_CONF, STATE_FORMS
 from .reference import drivers, registry
 from .reference.ordering import Ordering
 
-STATE_FORMS = ("_state", "_merge", "_merge_state", "_finalize")
 RANK_TOLERANCE = 0.03
 
 

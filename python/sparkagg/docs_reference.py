@@ -21,9 +21,6 @@ INDEX = "index.md"
 NAV_ENTRY = "Function reference"  # mkdocs.yml's nav entry that on_config expands
 DEVIATIONS = "../deviations.md"
 STATE_AS_DATA = "../state-as-data.md"
-# The functions every aggregate also comes as (docs/state-as-data.md): its state, states merged to a state or
-# to the value, one state's value.
-STATE_FORMS = ["state", "merge_state", "merge", "finalize"]
 SOURCES = "jvm/src/main/scala/sparkagg/functions"
 
 
@@ -115,7 +112,8 @@ def _entry(f: dict, prefix: str) -> str:
         ("Result", f["result"]),
         ("Empty input", f["empty_input"]),
         ("State fields, for the examples' arguments", "; ".join(f"`{s}`" for s in f["states"])),
-        ("State forms", ", ".join(f"`{name}_{form}`" for form in STATE_FORMS) + f" ([state as data]({STATE_AS_DATA}))"),
+        ("State forms", ", ".join(f"`{name}{form}`" for form in sparkagg.STATE_FORMS)
+         + f" ([state as data]({STATE_AS_DATA}))"),
         ("Sliding windows retract", f["retract"]),
         ("Grouped path", f["grouped"]),
         ("WITHIN GROUP", f["within_group"]),
