@@ -137,8 +137,9 @@ def catalogue(spark) -> list[dict]:
     each with ``name``, ``aliases``, ``signature``, ``retract``, ``grouped``, ``within_group``, ``family``
     (the file of functions/ that defines it), ``family_title``, and its documentation: ``usage``,
     ``arguments`` ([name, description] pairs), ``examples`` ([query, documented result] pairs; ``_FUNC_``
-    stands for the function's name), ``note``, ``accepts``, ``result``, ``empty_input``, ``datafusion``.
-    Names are without the prefix. Needs a classic (py4j) session with the JAR."""
+    stands for the function's name), ``note``, ``accepts``, ``result``, ``empty_input``, ``datafusion``,
+    ``nan`` (what a NaN does) and ``spark`` (the nearest Spark built-in and how it differs). Names are
+    without the prefix. Needs a classic (py4j) session with the JAR."""
     import json
     return json.loads(_jvm_of(spark).sparkagg.Catalogue.json())
 

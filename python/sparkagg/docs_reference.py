@@ -111,6 +111,7 @@ def _entry(f: dict, prefix: str) -> str:
         ("Accepts", f["accepts"]),
         ("Result", f["result"]),
         ("Empty input", f["empty_input"]),
+        ("NaN", f["nan"]),
         ("State fields, for the examples' arguments", "; ".join(f"`{s}`" for s in f["states"])),
         ("State forms", ", ".join(f"`{name}{form}`" for form in sparkagg.STATE_FORMS)
          + f" ([state as data]({STATE_AS_DATA}))"),
@@ -118,6 +119,7 @@ def _entry(f: dict, prefix: str) -> str:
         ("Grouped path", f["grouped"]),
         ("WITHIN GROUP", f["within_group"]),
         ("DataFusion 55", datafusion),
+        ("Nearest Spark built-in", f["spark"]),
     ] + ([("Note", f["note"])] if f["note"] else [])
     lines = [f"## {name}", "", _text(f["usage"].replace("_FUNC_", name)), ""]
     lines += [f"- **{label}:** {value}" for label, value in facts]

@@ -125,7 +125,7 @@ object Catalogue {
    * README's tests): one object per function, family by family in [[Functions.all]]'s order, with its row
    * (name, aliases, signature, retract, grouped, within_group), its family (family, family_title) and its
    * [[FunctionDoc]] (usage, arguments and examples as [name or query, text] pairs, note, accepts, result,
-   * empty_input, datafusion).
+   * empty_input, datafusion, nan, spark).
    */
   def json(): String = {
     val rowOf = Functions.all.zip(rows).toMap
@@ -148,7 +148,9 @@ object Catalogue {
         "accepts" -> doc.accepts,
         "result" -> doc.result,
         "empty_input" -> doc.emptyInput,
-        "datafusion" -> doc.dataFusion
+        "datafusion" -> doc.dataFusion,
+        "nan" -> doc.nan,
+        "spark" -> doc.spark
       ).asJava
     }
     new ObjectMapper().writeValueAsString(entries.asJava)

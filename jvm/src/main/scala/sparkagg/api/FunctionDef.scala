@@ -92,7 +92,9 @@ trait StatePacking {
  *  - `result`: the result type, by argument type where it depends on it;
  *  - `emptyInput`: the result over no rows (or only rows the function skips);
  *  - `dataFusion`: "yes" when results equal DataFusion 55's, "deviation: ..." naming the cases
- *    docs/deviations.md explains, or "not in DataFusion 55".
+ *    docs/deviations.md explains, or "not in DataFusion 55";
+ *  - `nan`: what a NaN among the values does to the result ("does not apply: ..." for types without NaN);
+ *  - `spark`: Spark's nearest built-in (its name in backticks) and how its results differ.
  */
 final case class FunctionDoc(
     usage: String,
@@ -102,7 +104,9 @@ final case class FunctionDoc(
     accepts: String = "",
     result: String = "",
     emptyInput: String = "",
-    dataFusion: String = "")
+    dataFusion: String = "",
+    nan: String = "",
+    spark: String = "")
 
 /**
  * An aggregate function: DataFusion's AggregateUDFImpl reduced to what Spark needs.

@@ -29,7 +29,10 @@ object ApproxDistinct extends FunctionDef {
     accepts = "integers, date, timestamp, string, binary, decimal, boolean",
     result = "bigint",
     emptyInput = "0",
-    dataFusion = "deviation: own hash"
+    dataFusion = "deviation: own hash",
+    nan = "does not apply: floats are refused (DataFusion does not hash them)",
+    spark = "`approx_count_distinct`: HyperLogLog++ at a relative standard deviation of 5% by default (its second " +
+      "argument), where this keeps 16,384 registers (about 0.8%); it also takes floats. The two estimates differ."
   )
 
   private val state = StructType(Seq(StructField("hll_registers", BinaryType, nullable = false)))

@@ -16,9 +16,10 @@ import sparkagg.compat._
  * `_merge` and `_finalize` return a double: the state does not say which type made it.
  */
 private[sparkagg] object ApproxPercentile {
-  /** The result type and the DataFusion 55 column the three functions share (their FunctionDocs). */
+  /** The result type, the DataFusion 55 column and the NaN behaviour the three functions share (their FunctionDocs). */
   val resultDoc = "float: float; else double"
   val dataFusionDoc = "deviation: across partitions"
+  val nanDoc = "NaN enters the digest as a value and can make the result NaN (p = 0.5 over 1, NaN gives NaN)"
 
   val state: StructType = StructType(
     Seq(
@@ -152,7 +153,11 @@ object ApproxPercentileCont extends FunctionDef {
     accepts = "numeric, constant p in [0,1], constant integer > 0",
     result = ApproxPercentile.resultDoc,
     emptyInput = "NULL",
-    dataFusion = ApproxPercentile.dataFusionDoc
+    dataFusion = ApproxPercentile.dataFusionDoc,
+    nan = ApproxPercentile.nanDoc,
+    spark = "`percentile_approx` (`approx_percentile`): a Greenwald-Khanna sketch whose result is one of the input " +
+      "values, in the input's type (an int column gives an int), with an accuracy argument where this has a " +
+      "centroid count; this interpolates between centroids and gives a double for every numeric input"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] =
@@ -186,7 +191,10 @@ object ApproxPercentileContWithWeight extends FunctionDef {
     accepts = "numeric, numeric weight, constant p, constant integer > 0",
     result = ApproxPercentile.resultDoc,
     emptyInput = "NULL",
-    dataFusion = ApproxPercentile.dataFusionDoc
+    dataFusion = ApproxPercentile.dataFusionDoc,
+    nan = ApproxPercentile.nanDoc,
+    spark = "no weighted approximate percentile; `percentile(x, p, frequency)` is exact, takes whole-number " +
+      "frequencies and keeps every distinct value"
   )
 
   // WITHIN GROUP puts the key first: (x, weight, p [, max_size], descending), as the direct call.
@@ -211,7 +219,10 @@ object ApproxMedian extends FunctionDef {
     accepts = "numeric",
     result = ApproxPercentile.resultDoc,
     emptyInput = "NULL",
-    dataFusion = ApproxPercentile.dataFusionDoc
+    dataFusion = ApproxPercentile.dataFusionDoc,
+    nan = ApproxPercentile.nanDoc,
+    spark = "`percentile_approx(x, 0.5)`: one of the input values, in the input's type (see " +
+      "df_approx_percentile_cont); `median(x)` is exact"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {

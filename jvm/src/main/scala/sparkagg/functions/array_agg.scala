@@ -36,7 +36,10 @@ object ArrayAgg extends FunctionDef {
     accepts = "any; keys orderable",
     result = "array of x's type, elements nullable",
     emptyInput = "NULL (not [])",
-    dataFusion = "yes"
+    dataFusion = "yes",
+    nan = "kept, a value like any other",
+    spark = "`collect_list` (`array_agg` from Spark 4.0): skips NULLs, which this keeps unless `ignore_nulls`, and " +
+      "gives [] over no rows where this gives NULL"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = OrderKeys.of(args).flatMap { keys =>

@@ -27,7 +27,10 @@ object Avg extends FunctionDef {
     accepts = "numeric",
     result = "integer, float, double: double; decimal(p,s): decimal(min(38,p+4),min(38,s+4))",
     emptyInput = "NULL",
-    dataFusion = "deviation: overflow, sliding doubles"
+    dataFusion = "deviation: overflow, sliding doubles",
+    nan = "any NaN gives NaN; +Infinity and -Infinity together give NaN",
+    spark = "`avg` (`mean`): the same doubles and the same decimal type, but Spark rounds the decimal quotient " +
+      "half up where this truncates (1.666667 against 1.666666 for 1.00, 2.00, 2.00)"
   )
 
   private def stateOf(sumType: DataType): StructType = StructType(

@@ -23,7 +23,9 @@ sealed abstract class Bitwise(val name: String, val identity: Long, example: (St
     accepts = "tinyint, smallint, int, bigint",
     result = "same",
     emptyInput = "NULL",
-    dataFusion = "yes"
+    dataFusion = "yes",
+    nan = "does not apply: integers only",
+    spark = s"`$name`: the same results"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {

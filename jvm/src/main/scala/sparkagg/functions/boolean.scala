@@ -18,7 +18,9 @@ sealed abstract class BoolAggregate(val name: String, isAnd: Boolean, example: (
     accepts = "boolean",
     result = "boolean",
     emptyInput = "NULL",
-    dataFusion = "yes"
+    dataFusion = "yes",
+    nan = "does not apply: booleans only",
+    spark = s"`$name` (${if (isAnd) "`every`" else "`some`, `any`"}): the same results"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {

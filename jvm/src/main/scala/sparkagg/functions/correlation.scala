@@ -20,7 +20,9 @@ object Corr extends CoMomentAggregate("corr", pair = true,
     accepts = "numeric pair",
     result = "double",
     emptyInput = "NULL",
-    dataFusion = "deviation: NaN in one column"
+    dataFusion = "deviation: NaN in one column",
+    nan = "a NaN in either column gives NaN",
+    spark = "`corr`: the same results, NULL for fewer than two pairs or a constant column alike"
   )
 
   def result(m: CoMoments): Any =

@@ -26,7 +26,9 @@ object Count extends FunctionDef {
     accepts = "any",
     result = "bigint",
     emptyInput = "0",
-    dataFusion = "yes"
+    dataFusion = "yes",
+    nan = "a value like any other, counted; DISTINCT counts every NaN as one value",
+    spark = "`count`: the same, `count(*)`, `count(a, b)` and DISTINCT alike"
   )
 
   private val state = StructType(Seq(StructField("count", LongType, nullable = false)))

@@ -21,7 +21,9 @@ sealed abstract class Covariance(name: String, sample: Boolean, example: (String
     accepts = "numeric pair",
     result = "double",
     emptyInput = "NULL",
-    dataFusion = "yes"
+    dataFusion = "yes",
+    nan = "a NaN in either column gives NaN",
+    spark = s"`$name`: the same results"
   )
 
   def result(m: CoMoments): Any = {

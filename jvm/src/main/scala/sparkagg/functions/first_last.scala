@@ -29,7 +29,11 @@ sealed abstract class FirstLast(val name: String, last: Boolean, examples: Seq[(
     accepts = "any, constant boolean",
     result = "same",
     emptyInput = "NULL",
-    dataFusion = "yes"
+    dataFusion = "yes",
+    nan = "a value like any other",
+    spark = s"`${if (last) "last" else "first"}` (`${which}_value`): the same without keys, NULLs respected unless " +
+      "asked; Spark's takes no ordering, so the row it gives is the one the plan reads " + which +
+      "; `min_by` / `max_by` pick by one key"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = OrderKeys.of(args).flatMap { keys =>
@@ -103,7 +107,10 @@ object AnyValue extends FunctionDef {
     accepts = "any",
     result = "same",
     emptyInput = "NULL",
-    dataFusion = "yes"
+    dataFusion = "yes",
+    nan = "a value like any other",
+    spark = "`any_value`: the first row's value even when it is NULL (NULL, 2 gives NULL), where this skips " +
+      "NULLs unless every value is NULL (NULL, 2 gives 2)"
   )
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) =>

@@ -22,7 +22,10 @@ sealed abstract class KurtosisFamily(name: String, sample: Boolean, example: Str
     accepts = "numeric",
     result = "double",
     emptyInput = "NULL",
-    dataFusion = "not in DataFusion 55"
+    dataFusion = "not in DataFusion 55",
+    nan = "a NaN gives NaN; an infinite value gives NULL (Spark gives NaN)",
+    spark = "`kurtosis`: the population excess kurtosis, as df_kurtosis_pop; df_kurtosis corrects for the " +
+      "sample size and gives NULL below four values (Spark's gives -1.5 for 1, 2, 4)"
   )
 
   def result(n: Long, m2: Double, m3: Double, m4: Double): Any =

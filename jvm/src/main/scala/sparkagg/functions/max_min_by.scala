@@ -28,7 +28,10 @@ sealed abstract class ExtremeBy(val name: String, largest: Boolean, example: (St
     accepts = "any, orderable",
     result = "x's type",
     emptyInput = "NULL",
-    dataFusion = "not in DataFusion 55"
+    dataFusion = "not in DataFusion 55",
+    nan = "NaN orders above every number, as in Spark",
+    spark = s"`$name`: the same, except between rows whose keys tie: this keeps the first row read, Spark the " +
+      "last (keys 1, 2, 2 over 'a', 'b', 'c': max_by 'b' here, 'c' in Spark)"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {

@@ -32,7 +32,10 @@ object Median extends FunctionDef {
     accepts = "numeric",
     result = "integers: double; float, double, decimal: same",
     emptyInput = "NULL",
-    dataFusion = "deviation: decimal mean exact"
+    dataFusion = "deviation: decimal mean exact",
+    nan = "NaN sorts above every number; a median that falls on or beside a NaN is NaN",
+    spark = "`median` (Spark 3.4+) and `percentile(x, 0.5)`: the same values, but always a double, where " +
+      "this keeps a decimal column's type (1.00, 2.00 give 1.50 as decimal(3,2))"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {

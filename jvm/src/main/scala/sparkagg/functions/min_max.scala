@@ -25,7 +25,10 @@ sealed abstract class MinMax(val name: String, isMax: Boolean, example: (String,
     accepts = "numbers, decimal, string, binary, boolean, date, timestamp, timestamp_ntz",
     result = "same",
     emptyInput = "NULL",
-    dataFusion = "deviation: grouped NaN and infinities"
+    dataFusion = "deviation: grouped NaN and infinities",
+    nan = if (isMax) "NaN is greater than every number: any NaN gives NaN"
+    else "NaN is greater than every number: NaN only when every value is NaN",
+    spark = s"`$name`: the same results, NaN and -0.0 included"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {

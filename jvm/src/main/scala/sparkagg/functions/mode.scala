@@ -35,7 +35,10 @@ object Mode extends FunctionDef {
     accepts = "integers, float, double, date, timestamp, timestamp_ntz, string",
     result = "same",
     emptyInput = "NULL",
-    dataFusion = "not in DataFusion 55"
+    dataFusion = "not in DataFusion 55",
+    nan = "every NaN is one value, counted like any other",
+    spark = "`mode` (Spark 3.4+): between equally frequent values Spark's choice depends on the order of the " +
+      "rows unless `mode(x, true)` (Spark 4.0+), which also takes the smallest"
   )
 
   private def acceptsType(t: DataType): Boolean = t match {

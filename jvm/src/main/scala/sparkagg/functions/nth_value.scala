@@ -29,7 +29,10 @@ object NthValue extends FunctionDef {
     accepts = "any, constant integer other than 0",
     result = "same",
     emptyInput = "NULL",
-    dataFusion = "yes"
+    dataFusion = "yes",
+    nan = "a value like any other",
+    spark = "`nth_value` is a window function in Spark (OVER only), never an aggregate; it counts from the " +
+      "frame's start and takes no negative n"
   )
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = OrderKeys.of(args).flatMap { keys =>

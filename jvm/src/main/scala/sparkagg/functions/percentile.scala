@@ -34,7 +34,10 @@ object PercentileCont extends FunctionDef {
     accepts = "constant p in [0,1], numeric",
     result = "float: float; else double",
     emptyInput = "NULL",
-    dataFusion = "deviation: exact interpolation"
+    dataFusion = "deviation: exact interpolation",
+    nan = "NaN sorts above every number, so the top ranks are NaN when the column has any",
+    spark = "`percentile_cont(p) WITHIN GROUP (ORDER BY x)` and `percentile(x, p)`: the same interpolation and " +
+      "the same double"
   )
 
   private val state = StructType(Seq(StructField(name, ArrayType(DoubleType, containsNull = true))))

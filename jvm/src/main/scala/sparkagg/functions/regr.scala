@@ -11,7 +11,7 @@ import sparkagg.common.Moment._
  * Retractable.
  */
 sealed abstract class Regression(name: String, usage: String, example: (String, String), note: String = "",
-    emptyInput: String = "NULL", dataFusion: String = "yes")
+    emptyInput: String = "NULL", dataFusion: String = "yes", sparkDiffers: String = "")
   extends CoMomentAggregate(name, pair = true,
     Seq("count" -> Moment.Count, "mean_x" -> MeanB, "mean_y" -> MeanA,
       "m2_x" -> M2B, "m2_y" -> M2A, "algo_const" -> CoMoment)) {
@@ -23,7 +23,10 @@ sealed abstract class Regression(name: String, usage: String, example: (String, 
     accepts = "numeric pair",
     result = resultType.simpleString,
     emptyInput = emptyInput,
-    dataFusion = dataFusion
+    dataFusion = dataFusion,
+    nan = "a pair with a NaN counts as a pair; a NaN in a column the result reads gives NaN (regr_avgx and " +
+      "regr_sxx read x alone, regr_avgy and regr_syy y alone)",
+    spark = s"`$name` (Spark 3.4+): " + (if (sparkDiffers.isEmpty) "the same results" else sparkDiffers)
   )
 
   /** A moment-based result, NULL for an empty input. */
@@ -59,8 +62,12 @@ object RegrCount extends Regression("regr_count", "The number of pairs",
   def result(m: CoMoments): Any = m.n
 }
 /** NULL for constant y as well as constant x, as DataFusion does (PostgreSQL and Spark give 1.0 there). */
-object RegrR2 extends Regression("regr_r2", "The coefficient of determination of the least-squares line",
-    s"SELECT _FUNC_(y, x) ${Example.data}" -> "0.8622448979591837") {
+object RegrR2 extends Regression(
+    "regr_r2",
+    "The coefficient of determination of the least-squares line",
+    s"SELECT _FUNC_(y, x) ${Example.data}" -> "0.8622448979591837",
+    sparkDiffers = "the same, except for a constant y, where Spark gives 1.0 and this NULL"
+  ) {
   def result(m: CoMoments): Any =
     if (m.n < 2 || m.m2B == 0 || m.m2A == 0) null else m.c * m.c / (m.m2B * m.m2A)
 }

@@ -18,7 +18,10 @@ object Skewness extends ShapeMomentAggregate("skewness", fourth = false) {
     accepts = "numeric",
     result = "double",
     emptyInput = "NULL",
-    dataFusion = "not in DataFusion 55"
+    dataFusion = "not in DataFusion 55",
+    nan = "a NaN or an infinite value gives NULL (Spark gives NaN)",
+    spark = "`skewness`: the same on three or more finite values; for two values Spark gives 0.0 where this " +
+      "gives NULL"
   )
 
   def result(n: Long, m2: Double, m3: Double, m4: Double): Any =

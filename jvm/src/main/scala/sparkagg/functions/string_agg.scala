@@ -32,7 +32,10 @@ object StringAgg extends FunctionDef {
     accepts = "string, constant string",
     result = "string",
     emptyInput = "NULL",
-    dataFusion = "yes"
+    dataFusion = "yes",
+    nan = "does not apply: strings only",
+    spark = "`string_agg` / `listagg` (Spark 4.0+; `concat_ws(d, collect_list(s))` before): the same for the " +
+      "same row order, WITHIN GROUP alike"
   )
 
   private val state = StructType(Seq(StructField(name, StringType)))

@@ -29,7 +29,10 @@ object Sum extends FunctionDef {
     accepts = "numeric",
     result = "integer: bigint; float, double: double; decimal(p,s): decimal(min(38,p+10),s)",
     emptyInput = "NULL",
-    dataFusion = "deviation: overflow, state, sliding doubles"
+    dataFusion = "deviation: overflow, state, sliding doubles",
+    nan = "any NaN gives NaN; +Infinity and -Infinity together give NaN",
+    spark = "`sum`: the same types and values; with ANSI mode off a bigint overflow wraps around in Spark " +
+      "and gives NULL here (both raise ARITHMETIC_OVERFLOW under ANSI)"
   )
 
   def stateOf(sumType: DataType): StructType = StructType(

@@ -20,7 +20,9 @@ sealed abstract class VarianceFamily(name: String, sample: Boolean, root: Boolea
     accepts = "numeric",
     result = "double",
     emptyInput = "NULL",
-    dataFusion = "yes"
+    dataFusion = "yes",
+    nan = "any NaN gives NaN",
+    spark = s"`$name`: the same results, one row included"
   )
 
   def result(m: CoMoments): Any = {
