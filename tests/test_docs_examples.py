@@ -51,3 +51,23 @@ def test_the_examples_run_and_print_what_the_page_shows(spark, page):
     finally:
         for table in {t.name for t in spark.catalog.listTables()} - tables:
             spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+# docs/own-accumulators.md's "Your own accumulator" shows code that runs elsewhere: the tests' own accumulator
+# (compiled and run by ScalaTest) and the lines that register it (SqlSuite, test_python_api). The page's
+# Connect lines, with a JAR's name where test_connect.py passes a path, are that test's.
+OWN = ROOT / "docs" / "own-accumulators.md"
+OWN_SOURCES = {"whole": ROOT / "jvm/src/test/scala/sparkagg/testing/MyAvg.scala",
+               "lines": [ROOT / "jvm/src/test/scala/sparkagg/SqlSuite.scala", ROOT / "tests/test_python_api.py"]}
+
+
+def test_own_accumulator_code_is_the_tested_code():
+    section = OWN.read_text().split("# Your own accumulator", 1)[1]
+    blocks = re.findall(r"^```(?:scala|python)\n(.*?)^```\n", section, re.M | re.S)
+    whole = OWN_SOURCES["whole"].read_text()
+    run = "\n".join(p.read_text() for p in OWN_SOURCES["lines"])
+    assert sum(b in whole for b in blocks) == 4, "the imports, FunctionDef, Accumulator and GroupsAccumulator"
+    for block in blocks:
+        if block not in whole:
+            for line in block.splitlines():
+                assert line.strip() in run, f"docs/own-accumulators.md: {line.strip()!r} is run by no test"

@@ -2,10 +2,13 @@ package sparkagg.testing
 
 import org.apache.spark.sql.types._
 import sparkagg.api._
+import sparkagg.common.{DoubleColumn, LongColumn, ObjectColumn}
 
 /**
- * What a user writes in their own JAR: a function definition and its accumulator, nothing else.
- * Registered by the tests from Scala, from PySpark by class name, and through functions.udaf.
+ * What a user writes in their own JAR: a function definition, its accumulator and, optionally, its
+ * GroupsAccumulator (without one, sparkagg's grouped operator runs an accumulator per group).
+ * Registered by the tests from Scala, from PySpark by class name, and through functions.udaf;
+ * docs/own-accumulators.md shows this file.
  */
 object MyAvg extends FunctionDef {
   val name = "my_avg"
@@ -17,9 +20,14 @@ object MyAvg extends FunctionDef {
 
   def bind(args: Seq[Arg], ctx: BindContext): Either[String, Bound] = args.map(_.dataType) match {
     case Seq(t) if Types.isNumeric(t) =>
-      Right(Bound(DoubleType,
+      Right(
+        Bound(
+          DoubleType,
           StructType(Seq(StructField("n", LongType), StructField("total", DoubleType))),
-          () => new MyAvgAccumulator, coerceTo = Seq(DoubleType)))
+          () => new MyAvgAccumulator,
+          coerceTo = Seq(DoubleType),
+          newGroupsAccumulator = Some(() => new MyAvgGroups)
+        ))
     case _ => Left("expects one numeric argument")
   }
 }
@@ -32,4 +40,72 @@ final class MyAvgAccumulator extends Accumulator {
   def state(): Array[Any] = Array(n, total)
   def evaluate(): Any = if (n == 0) null else total / n
   def size: Long = 32
+}
+
+/** Every group's mean at once: group g's count and total at index g of two arrays, no object per group. A
+ *  batch's rows are its columns' `numRows`; `groupIndices` may be longer (the operator reuses it). */
+final class MyAvgGroups extends GroupsAccumulator {
+  private var n = new Array[Long](16)
+  private var total = new Array[Double](16)
+  private var groups = 0
+
+  private def grow(totalGroups: Int): Unit = {
+    if (n.length < totalGroups) {
+      val length = math.max(totalGroups, 2 * n.length)
+      n = java.util.Arrays.copyOf(n, length)
+      total = java.util.Arrays.copyOf(total, length)
+    }
+    groups = math.max(groups, totalGroups)
+  }
+
+  def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    grow(totalGroups)
+    val (x, kept) = (values.column(0), filter.orNull)
+    for (row <- 0 until values.numRows if !x.isNullAt(row) && GroupsAccumulator.keep(kept, row)) {
+      n(groupIndices(row)) += 1
+      total(groupIndices(row)) += x.getDouble(row)
+    }
+  }
+
+  def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
+    grow(totalGroups)
+    val (counts, totals, kept) = (states.column(0), states.column(1), filter.orNull)
+    for (row <- 0 until states.numRows if GroupsAccumulator.keep(kept, row)) {
+      n(groupIndices(row)) += counts.getLong(row)
+      total(groupIndices(row)) += totals.getDouble(row)
+    }
+  }
+
+  /** The emitted groups' counts and totals; the groups after them move down to index 0. */
+  private def emit(to: EmitTo): (Array[Long], Array[Double]) = {
+    val count = to.count(groups)
+    val emitted = (java.util.Arrays.copyOf(n, count), java.util.Arrays.copyOf(total, count))
+    System.arraycopy(n, count, n, 0, groups - count)
+    System.arraycopy(total, count, total, 0, groups - count)
+    java.util.Arrays.fill(n, groups - count, groups, 0L)
+    java.util.Arrays.fill(total, groups - count, groups, 0.0)
+    groups -= count
+    emitted
+  }
+
+  def evaluate(to: EmitTo): Column = {
+    val (counts, totals) = emit(to)
+    new ObjectColumn(Array.tabulate[Any](counts.length)(g => if (counts(g) == 0) null else totals(g) / counts(g)))
+  }
+
+  def state(to: EmitTo): Array[Column] = {
+    val (counts, totals) = emit(to)
+    Array(new LongColumn(counts, null, counts.length), new DoubleColumn(totals, null, counts.length))
+  }
+
+  /** Each row's own state: what a partial aggregation passes on when its keys hardly repeat. */
+  override def supportsConvertToState: Boolean = true
+  override def convertToState(values: Columns, filter: Option[Column]): Array[Column] = {
+    val (x, kept, rows) = (values.column(0), filter.orNull, values.numRows)
+    val counts = Array.tabulate(rows)(row => if (!x.isNullAt(row) && GroupsAccumulator.keep(kept, row)) 1L else 0L)
+    val totals = Array.tabulate(rows)(row => if (counts(row) == 1) x.getDouble(row) else 0.0)
+    Array(new LongColumn(counts, null, rows), new DoubleColumn(totals, null, rows))
+  }
+
+  def size: Long = 16L * n.length
 }
