@@ -17,6 +17,9 @@ every Spark has stopped, warm, best of 5 (bench/anchor_datafusion.py). The floor
 fixed-size calls and Spark's over the first row alone of the spark.range query and of the Parquet file, what a
 query costs on either side before its rows count, and the task threads' CPU over every row of those two shapes,
 what the operator and the scan cost without the driver's work and the JIT compiler's.
+Memory, by the cached table's 1M-group key: df_approx_percentile_cont's t-digest and df_avg's two numbers, each
+beside Spark's call, with the garbage collector's seconds during each query and the grouped operator's peak
+memory per group (its tasks' peaks summed, Partial and Final; MEMORY_CALLS).
 
 Every comparison runs at two settings (--settings), each in a Spark of its own (common.SETTINGS): "default", the
 session `sparkagg.session()` gives (1 GB driver, 200 shuffle partitions under adaptive execution, the UI on),
@@ -121,6 +124,9 @@ TASK_CPU = "task CPU"
 FLOOR_CALLS = ["df_avg", "df_sum", "df_var_samp", "df_avg + Spark's count(*)"]
 
 TYPED = "TypedImperativeAggregate path"
+# Memory at the 1M-group key of the cached table: a t-digest state (up to a hundred centroids a group) beside
+# df_avg's two numbers, each beside Spark's call.
+MEMORY_CALLS = ["df_approx_percentile_cont", "df_avg"]
 SPILL_GROUPS = 20_000_000
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -177,6 +183,7 @@ def main(rows: int, repeat: int, out, spill: bool, also_on: list[str], only: lis
     recorder.data["settings"] = {s: common.SETTINGS[s] for s in settings}
     report(recorder, runs, datafusion, rows)
     report_floor(recorder, runs, rows)
+    recorder.data["memory"] = {setting: run["memory"] for setting, run in runs.items() if run["memory"]}
     if not only:
         recorder.write(out=out)
     if spill:
@@ -237,13 +244,43 @@ def measure(setting: str, rows: int, repeat: int, folder: Path) -> None:
     floors = {name: timed_calls(spark, view, "k", f"{SHAPE_LABELS[name]}, the first row alone", repeat, typed=False,
                                 groups="1k groups", calls=floor_calls)
               for name, view in FLOOR_SHAPES} if floor_calls else {}
+    memory_calls = [c for c in CALLS if c[0] in MEMORY_CALLS]
+    held = memory(spark, memory_calls, repeat) if memory_calls and "cached-1M" in {n for n, *_ in SHAPES} else {}
     print("Parquet file, sparkagg's side of the comparison with DataFusion:")
     datafusion_side = {f"{ours}, {groups}": common.timed(spark, f"{ours}, {groups}",
                                                          f"SELECT {key}, {ours} FROM parquet GROUP BY {key}", repeat)
                        for key, groups in DATAFUSION_KEYS for ours, _ in DATAFUSION_CALLS}
     (folder / "timings.json").write_text(json.dumps(
-        {"spark": spark.version, "shapes": timings, "floors": floors, "datafusion": datafusion_side}))
+        {"spark": spark.version, "shapes": timings, "floors": floors, "datafusion": datafusion_side,
+         "memory": held}))
     spark.stop()
+
+
+def memory(spark, calls, repeat: int) -> dict:
+    """{call: its seconds and GC seconds, the least of ``repeat`` runs, for sparkagg's calls also the operator's
+    peak memory per group (its tasks' peaks summed, over the 1M groups), Partial and Final} by the cached table's
+    1M-group key."""
+    print("memory, cached table, 1M groups (least of the runs; sparkagg's peak bytes per group, Partial / Final):")
+    held = {}
+    for _, ours, _, theirs in calls:
+        for call in (theirs, ours):
+            runs = []
+            for _ in range(repeat):  # a DataFrame each run: a plan run again adds to its metrics
+                df = spark.sql(f"SELECT count(m) FROM (SELECT kbig, {call} AS m FROM cached GROUP BY kbig)")
+                gc, start = common.gc_seconds(spark), time.perf_counter()
+                groups = df.collect()[0][0]
+                runs.append((time.perf_counter() - start, common.gc_seconds(spark) - gc))
+            seconds, gc = min(r[0] for r in runs), min(r[1] for r in runs)
+            held[call] = {"seconds": round(seconds, 4), "gc seconds": round(gc, 4)}
+            line = f"  {call:40s} {seconds:6.2f} s, GC {gc:5.2f} s"
+            if call == ours:
+                metrics = spark._jvm.sparkagg.exec.GroupedAggregateExec.metricsOf(df._jdf)
+                per_group = {mode: round(metrics.get(f"{mode} peakMemory", 0) / max(groups, 1))
+                             for mode in ("partial", "final")}
+                held[call]["peak bytes per group"] = per_group
+                line += f", {per_group['partial']:,} / {per_group['final']:,} bytes a group"
+            print(line, flush=True)
+    return held
 
 
 def datafusion_alone(parquet: Path) -> dict:

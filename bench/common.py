@@ -130,6 +130,12 @@ def task_cpu(spark) -> dict:
     return used
 
 
+def gc_seconds(spark) -> float:
+    """The seconds the driver's JVM (in local mode, the executors' too) has spent in garbage collection so far."""
+    beans = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
+    return sum(max(bean.getCollectionTime(), 0) for bean in beans) / 1000
+
+
 def timed_together(spark, queries: dict, repeat: int = 3, cpu: dict | None = None) -> dict:
     """{label: best seconds} of the queries ({label: SQL, or a function that runs its query}), taking
     turns in each of ``repeat`` rounds: on a machine whose cores other guests steal for seconds at a time,
