@@ -162,6 +162,13 @@ def index_page(functions: list[dict], prefix: str = sparkagg.DEFAULT_PREFIX) -> 
             f"| [`{name}`]({f['family']}.md#{name})", ", ".join(f"`{prefix}{a}`" for a in f["aliases"]),
             f"[{f['family_title']}]({f['family']}.md)", cell(f["accepts"]), cell(f["result"]),
             cell(f["empty_input"]), cell(f["datafusion"])]) + " |")
+    lines += ["", "## Against Spark's built-ins", "",
+              "Each function's nearest Spark built-in and how their results differ, and what a NaN among the values "
+              "does (from each entry).", "",
+              "| function | nearest Spark built-in | NaN |", "|---|---|---|"]
+    for f in functions:
+        name = prefix + f["name"]
+        lines.append(f"| [`{name}`]({f['family']}.md#{name}) | {cell(f['spark'])} | {cell(f['nan'])} |")
     return "\n".join(lines) + "\n"
 
 
