@@ -427,12 +427,10 @@ def timed_calls(spark, table: str, key: str, label: str, repeat: int, typed: boo
     shape = [(ours, theirs, queries_of(ours, theirs)) for _, ours, _, theirs in calls]
     # Every query's untimed runs before any is timed. Its own code is compiled and made hot by the JIT:
     # sparkagg's calls over one input share one generated stage (the functions are not in its code), Spark's
-    # each compile their own, so warmed by the shape's first call alone, sparkagg's later calls ran that
-    # stage hot against Spark's cold code (spark.range at 1k groups, 2026-12-02: df_sum 0.07 s against sum's
-    # 0.12 s; 0.09 s against 0.12 s with each query warmed). And the driver's code settles on the shape's
-    # plans: the first queries after a switch of shape cost both sides more (the first row alone of
-    # spark.range: the shape's first call 0.08 s each way, the next ones 0.04-0.05 s), which a first call
-    # warmed by itself still paid in its timed runs.
+    # each compile their own, so warmed by the shape's first call alone, sparkagg's later calls would run that
+    # stage hot against Spark's cold code. And the driver's code settles on the shape's plans: the first
+    # queries after a switch of shape cost both sides more, which a first call warmed by itself would still
+    # pay in its timed runs (docs/benchmarks.md has the figures).
     for _, _, queries in shape if repeat > 1 else []:
         common.timed_together(spark, {f"warm-up: {name}": query for name, query in queries.items()},
                               repeat=min(WARM_UPS[groups], repeat - 1))
