@@ -61,18 +61,28 @@ final class MyAvgGroups extends GroupsAccumulator {
   def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
     grow(totalGroups)
     val (x, kept) = (values.column(0), filter.orNull)
-    for (row <- 0 until values.numRows if !x.isNullAt(row) && GroupsAccumulator.keep(kept, row)) {
-      n(groupIndices(row)) += 1
-      total(groupIndices(row)) += x.getDouble(row)
+    var row = 0 // a while loop: a `for` over a Range with a guard boxes every row index
+    while (row < values.numRows) {
+      if (!x.isNullAt(row) && GroupsAccumulator.keep(kept, row)) {
+        val g = groupIndices(row)
+        n(g) += 1
+        total(g) += x.getDouble(row)
+      }
+      row += 1
     }
   }
 
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
     grow(totalGroups)
     val (counts, totals, kept) = (states.column(0), states.column(1), filter.orNull)
-    for (row <- 0 until states.numRows if GroupsAccumulator.keep(kept, row)) {
-      n(groupIndices(row)) += counts.getLong(row)
-      total(groupIndices(row)) += totals.getDouble(row)
+    var row = 0
+    while (row < states.numRows) {
+      if (GroupsAccumulator.keep(kept, row)) {
+        val g = groupIndices(row)
+        n(g) += counts.getLong(row)
+        total(g) += totals.getDouble(row)
+      }
+      row += 1
     }
   }
 
