@@ -6,6 +6,7 @@ import org.apache.spark.sql.execution.exchange.ReusedExchangeExec
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.exec.{GroupedAggregateExec, GroupedAggregateStrategy, GroupedMode}
+import sparkagg.api.{Arg, BindContext, FunctionDef}
 import sparkagg.testing.{DefaultLineOnly, EveryFunction, MyAvg, Slow, SparkFeatures, Sweep}
 
 /**
@@ -114,9 +115,11 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
     assert(planned("SELECT k, df_sum(l), df_var_samp(d), df_bit_or(i) FROM t GROUP BY k") == 2)
     assert(planned("SELECT k, df_sum(l), df_median(d) FROM t GROUP BY k") == 2, "median's accumulator is native")
     assert(planned("SELECT k, df_sum(l), df_mode(d) FROM t GROUP BY k") == 2, "mode's accumulator is native")
+    assert(planned("SELECT k, df_sum(l), my_avg(d) FROM t GROUP BY k") == 2, "a user's GroupsAccumulator runs there")
+    SparkAgg.registerFunction(spark, "my_avg_alone", MyAvgWithoutGroups)
     assert(
-      planned("SELECT k, df_sum(l), my_avg(d) FROM t GROUP BY k") == 0,
-      "a user's function written as an Accumulator has no native accumulator: Spark's path"
+      planned("SELECT k, df_sum(l), my_avg_alone(d) FROM t GROUP BY k") == 0,
+      "a user's function written as an Accumulator alone has no native accumulator: Spark's path"
     )
     assert(
       planned("SELECT k, df_sum(CAST(m AS DECIMAL(12,2))), df_avg(CAST(m AS DECIMAL(18,3))) FROM t GROUP BY k") == 2,
@@ -597,4 +600,12 @@ class GroupedAggregateSuite extends AnyFunSuite with LocalSpark with AdaptiveSpa
       assert(e.getMessage.contains("ARITHMETIC_OVERFLOW") && e.getMessage.contains("df_sum"))
     }
   }
+}
+
+/** my_avg as a user's first version of it: the Accumulator, no GroupsAccumulator. */
+private object MyAvgWithoutGroups extends FunctionDef {
+  val name = "my_avg_alone"
+  val signature: String = MyAvg.signature
+  val doc = MyAvg.doc
+  def bind(args: Seq[Arg], ctx: BindContext) = MyAvg.bind(args, ctx).map(_.copy(newGroupsAccumulator = None))
 }

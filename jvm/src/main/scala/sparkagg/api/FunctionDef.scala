@@ -57,7 +57,6 @@ final case class Bound(
     newGroupsAccumulator: Option[() => GroupsAccumulator] = None,
     packing: Option[StatePacking] = None,
     stateCheck: StateCheck = StateCheck.AcceptAll) {
-  /** The first fault of a state a user gave; None when some accumulator could have made it. */
   /** The first fault of a user-given state: a NULL where the schema says no state holds one (a count),
    *  then what [[stateCheck]] finds. */
   def faultOf(state: Values): Option[StateFault] = {

@@ -6,7 +6,7 @@ import sparkagg.common.{DoubleColumn, LongColumn, ObjectColumn}
 
 /**
  * What a user writes in their own JAR: a function definition, its accumulator and, optionally, its
- * GroupsAccumulator (without one, sparkagg's grouped operator runs an accumulator per group).
+ * GroupsAccumulator (without one, a query calling it keeps Spark's aggregation, an accumulator per group).
  * Registered by the tests from Scala, from PySpark by class name, and through functions.udaf;
  * docs/own-accumulators.md shows this file.
  */
