@@ -44,8 +44,8 @@ def spark():
 
 @pytest.fixture(scope="session")
 def connect_server(tmp_path_factory):
-    """One Spark Connect server with the JAR and the extension for the run (test_connect.py, test_concurrency.py):
-    a server takes a JVM's start, and its clients each get a session of their own anyway."""
+    """One Spark Connect server with the JAR and the extension for the run (test_connect.py, test_concurrency.py,
+    test_python_udaf.py): a server takes a JVM's start, and its clients each get a session of their own anyway."""
     with ConnectServer(tmp_path_factory.mktemp("connect"), "--jars", sparkagg.jar_path(),
                        "--conf", f"spark.sql.extensions={sparkagg.EXTENSIONS}",
                        "--conf", "spark.connect.progress.reportInterval=500ms") as server:

@@ -1,7 +1,7 @@
 """Spark Connect: a server started with the sparkagg JAR and spark.sql.extensions, and a remote client in
-its own process (tests/apps/connect_client.py) running SQL and sparkagg.functions (no py4j), and a Python
-udaf (tests/apps/python_udaf_job.py); and a server started without either, to which a client adds the JAR
-and registers functions by class name."""
+its own process (tests/apps/connect_client.py) running SQL and sparkagg.functions (no py4j); and a server
+started without either, to which a client adds the JAR and registers functions by class name. A Python udaf
+over Spark Connect: test_python_udaf.py."""
 from __future__ import annotations
 
 import json
@@ -34,15 +34,12 @@ def remote(connect_server) -> dict:
                          capture_output=True, text=True, timeout=300, env=env)
     listing = subprocess.run([sys.executable, "-m", "sparkagg.cli", "functions", "--remote", server.url],
                              capture_output=True, text=True, timeout=300, env=env)
-    # A user's Python accumulator (sparkagg.udaf), grouped and windowed, in the server's Python workers.
-    python_udaf = subprocess.run([sys.executable, str(Path(__file__).parent / "apps" / "python_udaf_job.py"),
-                                  "--remote", server.url], capture_output=True, text=True, timeout=300, env=env)
     assert client.returncode == 0, client.stderr[-3000:]
     results = {}
     for line in client.stdout.splitlines():
         if line.startswith("{"):
             results.update(json.loads(line))
-    results["cli"], results["listing"], results["python_udaf"] = cli, listing, python_udaf
+    results["cli"], results["listing"] = cli, listing
     return results
 
 
@@ -79,14 +76,6 @@ def test_cli_lists_the_functions_over_spark_connect(remote):
     lines = listing.stdout.splitlines()
     assert any(line.startswith("df_avg(") for line in lines) and any(line.startswith("df_mean(") for line in lines)
     assert not any(line.startswith("df_avg_state") for line in lines)  # the state forms are summed up in one line
-
-
-def test_python_udaf_over_spark_connect(remote):
-    run = remote["python_udaf"]
-    assert run.returncode == 0, run.stderr[-3000:]
-    result = json.loads([line for line in run.stdout.splitlines() if line.startswith("{")][-1])
-    assert result == {"groups": 100, "grouped_ok": True, "window_rows": 600, "window_ok": True,
-                      "column_ok": True, "sql_ok": True, "sql_window_ok": True}
 
 
 # A client of a server that has never heard of sparkagg: it ships the JAR and registers by class name.

@@ -360,12 +360,19 @@ def test_udaf_as_a_decorator_and_errors_of_declaration():
     assert issubclass(UdafError, RuntimeError)
 
 
-def _run_job(*args: str) -> dict:
+# What tests/apps/python_udaf_job.py prints when every form of the call agrees with Spark's own figures.
+JOB_AGREES = {"groups": 100, "grouped_ok": True, "window_rows": 600, "window_ok": True, "column_ok": True,
+              "sql_ok": True, "sql_window_ok": True, "expression_ok": True, "global_ok": True,
+              "column_window_ok": True}
+
+
+def _run_job(*args: str, env: dict | None = None) -> dict:
     """The job as a user starts it, `.venv/bin/python job.py`, with no PYSPARK_PYTHON: sparkagg.session()
     points the Python workers at that interpreter (else they take `python3` from PATH, without pyarrow)."""
     import pyspark
-    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
-    env["SPARK_HOME"] = str(Path(pyspark.__file__).parent)
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+        env["SPARK_HOME"] = str(Path(pyspark.__file__).parent)
     run = subprocess.run([sys.executable, str(ROOT / "tests" / "apps" / "python_udaf_job.py"), *args],
                          capture_output=True, text=True, timeout=600, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -375,9 +382,15 @@ def _run_job(*args: str) -> dict:
 @pytest.mark.spark
 @pytest.mark.slow
 def test_on_a_local_cluster_of_separate_executor_jvms():
-    result = _run_job("--master", "local-cluster[2,1,1024]")
-    assert result == {"groups": 100, "grouped_ok": True, "window_rows": 600, "window_ok": True,
-                      "column_ok": True, "sql_ok": True, "sql_window_ok": True}
+    assert _run_job("--master", "local-cluster[2,1,1024]") == JOB_AGREES
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_over_spark_connect(connect_server):
+    """Every form over a Connect server with the extension, its Python workers running the udaf: on 3.5 (whose
+    client requires Connect Columns in agg) as on 4.x."""
+    assert _run_job("--remote", connect_server.url, env=connect_server.env) == JOB_AGREES
 
 
 @pytest.mark.parametrize("module", ["api", "aggregate", "window", "column"])

@@ -1,7 +1,8 @@
 """A user's script: a Python Accumulator defined here (so it travels by value) run by sparkagg.udaf on the
 session named by argv ("--remote sc://..." or "--master local-cluster[...]"), grouped and over a sliding
-window (by aggregate() and window(), as a Column in agg(), and in SQL after sparkagg.udaf.register), each
-checked against Spark's own expressions for the same figures; prints one JSON line."""
+window: by aggregate() and window(); as a Column in agg(), in an expression beside other aggregates, global
+and .over(); and in SQL after sparkagg.udaf.register. Each is checked against Spark's own expressions for
+the same figures; prints one JSON line."""
 import json
 import sys
 
@@ -9,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.window import Window
 
 import sparkagg
 from sparkagg.udaf import Accumulator, aggregate, register, udaf, window
@@ -66,6 +68,15 @@ expected = df.where(F.col("k") < 3).selectExpr(
 register(spark, "wmean", wmean)
 df.createOrReplaceTempView("t")
 as_column = {r.k: r.m for r in df.groupBy("k").agg(wmean("x", "w").alias("m")).collect()}
+# In an expression, beside a sparkagg function and a Spark built-in; global; over a window.
+mixed = df.groupBy("k").agg((wmean("x", "w") * 2).alias("m2"), F.expr("df_avg(x)").alias("a"),
+                            F.count("*").alias("n")).collect()
+plain = {r.k: (r.a, r.n) for r in df.groupBy("k").agg(F.avg("x").alias("a"), F.count("*").alias("n")).collect()}
+overall = df.agg(wmean("x", "w").alias("m")).collect()[0].m
+overall_want = df.agg((F.sum(F.col("x") * F.col("w")) / F.sum("w")).alias("m")).collect()[0].m
+col_slid = df.where(F.col("k") < 3).select(
+    "k", "t", wmean("x", "w").over(Window.partitionBy("k").orderBy("t").rowsBetween(-4, 0)).alias("m")
+).orderBy("k", "t").collect()
 as_sql = {r.k: r.m for r in spark.sql("SELECT k, wmean(x, w) FILTER (WHERE x IS NOT NULL) AS m FROM t "
                                        "GROUP BY k").collect()}
 sql_slid = spark.sql(f"SELECT k, t, wmean(x, w) OVER ({spec}) AS m FROM t WHERE k < 3 ORDER BY k, t").collect()
@@ -81,6 +92,9 @@ def same_rows(a):
 
 print(json.dumps({
     "groups": len(got), "grouped_ok": same_groups(got), "window_rows": len(slid), "window_ok": same_rows(slid),
-    "column_ok": same_groups(as_column), "sql_ok": same_groups(as_sql), "sql_window_ok": same_rows(sql_slid)}),
+    "column_ok": same_groups(as_column), "sql_ok": same_groups(as_sql), "sql_window_ok": same_rows(sql_slid),
+    "expression_ok": len(mixed) == len(want) and all(
+        close(r.m2, 2 * want[r.k]) and close(r.a, plain[r.k][0]) and r.n == plain[r.k][1] for r in mixed),
+    "global_ok": close(overall, overall_want), "column_window_ok": same_rows(col_slid)}),
     flush=True)
 spark.stop()

@@ -3,10 +3,10 @@
 Write an :class:`Accumulator` (datafusion-python's contract: ``update``, ``merge``, ``state``,
 ``evaluate``, and optionally ``retract``) or a :class:`GroupsAccumulator` (every group of a partition
 at once over Arrow arrays, the reference model's contract: ``update_batch``, ``merge_batch``,
-``state(emit_to)``, ``evaluate(emit_to)``, ``size``) and make it a function with :func:`udaf`. On a classic
-session its calls are Spark Columns (``df.groupBy("k").agg(f("x"))``, ``f("x").over(w)``) and
-:func:`register` makes it a SQL function; on any session, Spark Connect included, :func:`aggregate`
-(GROUP BY) and :func:`window` (sliding ROWS frames) run it. A class written for datafusion-python runs
+``state(emit_to)``, ``evaluate(emit_to)``, ``size``) and make it a function with :func:`udaf`. Its calls
+are Spark Columns (``df.groupBy("k").agg(f("x"))``, ``f("x").over(w)``) and :func:`register` makes it a SQL
+function, on classic and Spark Connect sessions; :func:`aggregate` (GROUP BY) and :func:`window` (sliding
+ROWS frames) run it as functions of the DataFrame. A class written for datafusion-python runs
 unchanged, and datafusion need not be installed.
 
 Unlike PySpark's ``pandas_udf`` / ``arrow_udf`` aggregates, which shuffle every row and hand each whole

@@ -24,7 +24,7 @@ from pyspark.sql import types as T
 
 from ..reference.groups import EmitTo
 from . import plan
-from .api import AggregateUDF, UdafCall
+from .api import AggregateUDF, Call
 from .grouping import GroupIndex
 from .plan import PREFIX, arrow_type, spark_type
 
@@ -234,7 +234,7 @@ def _shuffle_partitions(spark) -> int:
     return int(conf.get("spark.sql.shuffle.partitions", "200"))
 
 
-def aggregate(df: DataFrame, by: str | list | None = None, *calls: UdafCall, **named: UdafCall) -> DataFrame:
+def aggregate(df: DataFrame, by: str | list | None = None, *calls: Call, **named: Call) -> DataFrame:
     """One row per group of ``by`` (a column name or Column, a list of them, or None / [] for one
     global row), then one column per udaf call, in the order given: ``f("x").alias("m")`` (unaliased:
     the udaf's name), then keywords ``m=f("x")``.

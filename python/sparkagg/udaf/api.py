@@ -106,7 +106,9 @@ class AggregateUDF:
         if len(columns) != len(self.input_types):
             raise TypeError(f"udaf {self.name} takes {len(self.input_types)} argument(s) "
                             f"({', '.join(map(str, self.input_types))}), got {len(columns)}")
-        return UdafCall(self, list(columns))
+        from . import column
+        remote = column.active_connect_session()
+        return UdafCall(self, list(columns)) if remote is None else column.connect_call(remote, self, list(columns))
 
     def __repr__(self) -> str:
         args = ", ".join(map(str, self.input_types))
@@ -169,16 +171,25 @@ class AggregateUDF:
             raise UdafError(f"udaf {self.name}: {method} raised {type(e).__name__}: {e}\n{user}") from e
 
 
-class UdafCall(_SparkColumn):
-    """``f(columns...)``: one call of a udaf, with its output name (``.alias``). On a classic session it is a
-    Spark Column: ``df.groupBy("k").agg(f("x").alias("m"), F.count("*"))``, in expressions (``f("x") * 2``),
-    beside any other aggregate, and over a ROWS window (``f("x").over(w.rowsBetween(-2, 0))``);
-    ``aggregate`` and ``window`` take it on any session."""
+class Call:
+    """What a udaf call carries on any session, for ``aggregate`` and ``window``: the udaf, its argument
+    columns and its output name."""
 
     def __init__(self, udaf: AggregateUDF, columns: list[Any], name: str | None = None) -> None:
         self.udaf = udaf
         self.columns = columns
         self.name = name
+
+
+class UdafCall(_SparkColumn, Call):
+    """``f(columns...)``: one call of a udaf, with its output name (``.alias``). On a classic session it is a
+    Spark Column: ``df.groupBy("k").agg(f("x").alias("m"), F.count("*"))``, in expressions (``f("x") * 2``),
+    beside any other aggregate, and over a ROWS window (``f("x").over(w.rowsBetween(-2, 0))``);
+    ``aggregate`` and ``window`` take it on any session. On a Spark Connect session ``f(...)`` gives a
+    Connect Column instead (``column.connect_call``)."""
+
+    def __init__(self, udaf: AggregateUDF, columns: list[Any], name: str | None = None) -> None:
+        Call.__init__(self, udaf, columns, name)
 
     @property
     def _jc(self) -> Any:
@@ -189,9 +200,8 @@ class UdafCall(_SparkColumn):
         from . import column, plan
         spark = SparkSession.getActiveSession()
         if spark is None or getattr(spark, "_jvm", None) is None:
-            raise TypeError(f"udaf {self.udaf.name}: on Spark Connect a udaf call is a Column inside agg() alone; "
-                            f"in expressions and windows register it (sparkagg.udaf.register(spark, name, udaf)) "
-                            f"and call F.call_function(name, ...) or SQL")
+            raise TypeError(f"udaf {self.udaf.name}: this call was made with no session active; on Spark "
+                            f"Connect, call the udaf once the session is made: it then gives a Connect Column")
         name = column.registered_name(spark, self.udaf)
         jc = F.call_function(name, *[plan.column(c) for c in self.columns])._jc
         return getattr(jc, "as")(self.name) if self.name else jc
@@ -199,16 +209,11 @@ class UdafCall(_SparkColumn):
     @property
     def _expr(self) -> Any:
         """The Spark Connect expression (what a Connect client's ``agg`` reads), on the active Connect session."""
-        from pyspark.sql.connect import functions as CF
-        from pyspark.sql.connect.session import SparkSession as ConnectSession
-
         from . import column
-        spark = ConnectSession.getActiveSession()
+        spark = column.active_connect_session()
         if spark is None:
             raise TypeError(f"udaf {self.udaf.name}: no active Spark Connect session to call it on")
-        name = column.registered_name(spark, self.udaf)
-        call = CF.call_function(name, *[CF.col(c) if isinstance(c, str) else c for c in self.columns])
-        return (call.alias(self.name) if self.name else call)._expr
+        return column.connect_call(spark, self.udaf, self.columns, self.name)._expr
 
     def to_plan(self, client: Any) -> Any:
         """The call as a Connect client's plan carries it (what ``agg`` asks of its columns)."""

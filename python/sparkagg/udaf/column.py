@@ -10,12 +10,13 @@ driver builds (and never runs), so the workers run the Python and the settings P
 On Spark Connect, whose protocol carries SQL but no Python aggregate, ``register`` sends the statement
 ``CREATE TEMPORARY PYTHON AGGREGATE name FROM '<spec>'``, which the extension's parser turns into the same
 registration on the server; the server runs the workers' Python as it does for its clients' ``mapInArrow``.
-There a udaf call is a Column inside ``agg`` (``df.groupBy("k").agg(f("x").alias("m"))``); in expressions
-and windows, call the registered name: ``F.call_function("f", "x")`` or SQL.
+There ``f("x")`` is a Connect Column of the call of a name registered that way (``connect_call``): in
+``agg``, in expressions and over windows, on Spark 3.5 as on 4.x.
 """
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 import sys
@@ -23,7 +24,7 @@ import sys
 from pyspark import cloudpickle
 from pyspark.sql import types as T
 
-from .api import AggregateUDF
+from .api import AggregateUDF, Call
 from .plan import spark_type
 
 
@@ -80,3 +81,41 @@ def registered_name(spark, udaf: AggregateUDF) -> str:
     if not spark.catalog.functionExists(name):
         register(spark, name, udaf)
     return name
+
+
+def active_connect_session():
+    """The thread's active Spark Connect session, or None; Connect's modules are not imported for a
+    classic session (they need grpc)."""
+    session = sys.modules.get("pyspark.sql.connect.session")
+    return None if session is None else session.SparkSession.getActiveSession()
+
+
+def connect_call(spark, udaf: AggregateUDF, columns: list, name: str | None = None):
+    """``udaf(*columns)`` on the Connect session ``spark``: the Connect Column of the call of the udaf's
+    registered name, carrying the call for ``aggregate`` and ``window``."""
+    from pyspark.sql.connect import functions as CF
+
+    call = CF.call_function(registered_name(spark, udaf), *[CF.col(c) if isinstance(c, str) else c for c in columns])
+    return _connect_call_class()((call.alias(name) if name else call)._expr, spark, udaf, columns, name)
+
+
+@functools.cache
+def _connect_call_class():
+    """Made on first use: its base class imports Connect's client."""
+    from pyspark.sql.connect.column import Column as ConnectColumn
+
+    class ConnectUdafCall(ConnectColumn, Call):
+        """A udaf call on a Spark Connect session: a Connect Column, which Spark 3.5's client requires of
+        ``agg``'s arguments, that ``.alias`` keeps a udaf call."""
+
+        def __init__(self, expr, spark, udaf: AggregateUDF, columns: list, name: str | None) -> None:
+            ConnectColumn.__init__(self, expr)
+            Call.__init__(self, udaf, columns, name)
+            self._spark = spark
+
+        def alias(self, *alias: str, **kwargs):
+            if len(alias) != 1 or kwargs:
+                return ConnectColumn.alias(self, *alias, **kwargs)
+            return connect_call(self._spark, self.udaf, self.columns, alias[0])
+
+    return ConnectUdafCall

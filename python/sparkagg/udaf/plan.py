@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_type, to_arrow_type
 
-from .api import UdafCall
+from .api import Call
 
 PREFIX = "__sparkagg_"  # the staged columns' names, out of the way of the user's
 
@@ -50,7 +50,7 @@ def _widens(actual: pa.DataType, expected: pa.DataType) -> bool:
     return False
 
 
-def arguments(df: DataFrame, call: UdafCall, label: str) -> list[Column]:
+def arguments(df: DataFrame, call: Call, label: str) -> list[Column]:
     """The call's argument columns, of exactly its ``input_types``; a column that does not fit is an
     error here, naming the udaf, the argument and both types."""
     udaf = call.udaf
@@ -80,12 +80,12 @@ def keys(df: DataFrame, columns: list, prefix: str) -> list[Column]:
     return [normal_key(column(k), f).alias(f"{PREFIX}{prefix}{i}") for i, (k, f) in enumerate(zip(columns, fields))]
 
 
-def named_calls(caller: str, calls: tuple, named: dict[str, Any]) -> dict[str, UdafCall]:
+def named_calls(caller: str, calls: tuple, named: dict[str, Any]) -> dict[str, Call]:
     """The output columns in order: ``calls`` named by their ``.alias`` (else the udaf's name), then the
     keywords; ``caller`` (aggregate, window) names the function in errors."""
-    out: dict[str, UdafCall] = {}
+    out: dict[str, Call] = {}
     for name, call in [*[(getattr(c, "name", None), c) for c in calls], *named.items()]:
-        if not isinstance(call, UdafCall):
+        if not isinstance(call, Call):
             raise TypeError(f"{caller}: {name or 'an argument'} must be a udaf call such as f('x'), "
                             f"got {type(call).__name__}")
         name = name or call.udaf.name
@@ -97,7 +97,7 @@ def named_calls(caller: str, calls: tuple, named: dict[str, Any]) -> dict[str, U
     return out
 
 
-def calls(df: DataFrame, named: dict[str, UdafCall]) -> tuple[list[Column], list, list[int]]:
+def calls(df: DataFrame, named: dict[str, Call]) -> tuple[list[Column], list, list[int]]:
     """The argument columns of every call (``<PREFIX>a<call>_<argument>``), the udafs, and how many
     arguments each takes."""
     columns, udafs, widths = [], [], []

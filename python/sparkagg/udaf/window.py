@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
 from . import plan
-from .api import AggregateUDF, UdafCall
+from .api import AggregateUDF, Call
 from .grouping import normal_key_value
 from .plan import PREFIX, spark_type
 
@@ -146,7 +146,7 @@ class Windows:
 
 
 def window(df: DataFrame, partition_by: str | list | None, order_by: str | list,
-           *calls: UdafCall, rows: Frame = (None, 0), **named: UdafCall) -> DataFrame:
+           *calls: Call, rows: Frame = (None, 0), **named: Call) -> DataFrame:
     """``df`` with one column per udaf call (``f("x").alias("m")`` or ``m=f("x")``, as in
     :func:`aggregate`): the call over ``ROWS BETWEEN`` ``rows`` of each row,
     within its ``partition_by`` partition ordered by ``order_by`` (names or Columns, ``.desc()`` too).
