@@ -4,8 +4,6 @@ import java.util.{Arrays, LinkedHashMap => JLinkedHashMap}
 
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.Platform
-import org.apache.spark.unsafe.array.ByteArrayMethods
-import org.apache.spark.unsafe.hash.Murmur3_x86_32
 import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
 import sparkagg.common._
@@ -142,36 +140,18 @@ final class SlidingModeAccumulator(t: DataType) extends ModeAccumulator(t) {
 }
 
 /**
- * mode for every group, with no object per group or per value. Each distinct (group, value) pair is
- * numbered as first seen and kept in arrays by number (group, count, value; a string's bytes lie in one
- * arena, its value being their offset and length there), so a group's state lists its values in the order
- * first seen, as [[ModeAccumulator]]'s map does. Each group finds its pairs through an open-addressing
- * table of its own, a segment of one shared array of slots: a merged state (one group's whole list) then
- * probes one small region, not the whole table. A slot holds its pair's hash (high half) and number + 1
- * (low half), so a probe reads a pair only when the hashes agree. A group's segment doubles past three
- * quarters full; the segments it leaves behind are at most as large as the live ones and go when the
- * groups are emitted. Up to [[ModeGroups.HoldGroups]] groups, a batch's values are held and added later,
- * many batches' at once, group after group (a group's probes then find its segment in the caches). A float
- * or double is kept by its canonical bits (`floatToIntBits`): -0.0 and 0.0 are two values and every NaN
- * one, as the row accumulator's boxes are told apart.
+ * mode for every group, with no object per group or per value: the counts in a [[GroupValueCounts]], whose
+ * pairs list each group's values in the order first seen, as [[ModeAccumulator]]'s map does. Up to
+ * [[ModeGroups.HoldGroups]] groups, a batch's values are held and added later, many batches' at once, group
+ * after group (a group's probes then find its segment in the caches).
  */
 private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator {
+  import GroupValueCounts._
   import ModeGroups._
 
-  private val kind = kindOf(t)
-  private var segments = new Array[Long](InitialSlots)
-  private var segmentsUsed = 0
-  private val segmentStart = new IntVector(-1) // per group: its segment's first slot, -1 before its first pair
-  private val segmentBits = new ByteVector // per group: log2 of its segment's slots
-  private val segmentPairs = new IntVector // per group: its pairs
-  private var pairGroup = new Array[Int](InitialPairs)
-  private var pairCount = new Array[Long](InitialPairs)
-  private var pairValue = new Array[Long](InitialPairs) // the value's bits, or a string's offset << 32 | length
-  private var pairs = 0
-  private var arena = new Array[Byte](if (kind == Strings) InitialArena else 0)
-  private var used = 0
-  private var groups = 0
-
+  private val valueCounts = new GroupValueCounts(kindOf(t))
+  import valueCounts.{arena, length, pairCount, pairGroup, pairValue, pairs, start}
+  private val kind = valueCounts.kind
   private def bitsAt(column: Column, i: Int): Long = (kind: @scala.annotation.switch) match {
     case Bytes => column.getByte(i)
     case Shorts => column.getShort(i)
@@ -198,108 +178,6 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
     case Doubles => java.lang.Double.longBitsToDouble(bits)
     case _ => bits
   }
-
-  private def start(p: Int): Int = (pairValue(p) >>> 32).toInt
-  private def length(p: Int): Int = pairValue(p).toInt
-
-  /** Group g's segment (made at its first pair). */
-  private def segmentOf(g: Int): Int = {
-    val at = segmentStart.array(g)
-    if (at >= 0) at else newSegment(g, MinSegmentBits)
-  }
-
-  private def newSegment(g: Int, bits: Int): Int = {
-    val size = 1 << bits
-    if (segmentsUsed + size > segments.length)
-      segments = LargeArrays.copyOf(segments, math.max(2 * segments.length, segmentsUsed + size))
-    segmentStart.array(g) = segmentsUsed
-    segmentBits.array(g) = bits.toByte
-    segmentsUsed += size
-    segmentsUsed - size
-  }
-
-  /** n more of value `bits` in group g; h is the value's hash. */
-  private def addBits(g: Int, bits: Long, n: Long, h: Int): Unit = {
-    val at = segmentOf(g)
-    val mask = (1 << segmentBits.array(g)) - 1
-    var s = h & mask
-    var slot = segments(at + s)
-    while (slot != 0) {
-      if ((slot >>> 32).toInt == h && pairValue(slot.toInt - 1) == bits) { pairCount(slot.toInt - 1) += n; return }
-      s = (s + 1) & mask
-      slot = segments(at + s)
-    }
-    val p = newPair(g, n) // before pairValue is read: it may grow the arrays
-    pairValue(p) = bits
-    place(g, at + s, h)
-  }
-
-  /** n more of the string of `length` bytes at `offset` of `base` in group g; h is the string's hash. */
-  private def addBytes(g: Int, base: AnyRef, offset: Long, length: Int, n: Long, h: Int): Unit = {
-    val at = segmentOf(g)
-    val mask = (1 << segmentBits.array(g)) - 1
-    var s = h & mask
-    var slot = segments(at + s)
-    while (slot != 0) {
-      if ((slot >>> 32).toInt == h) {
-        val p = slot.toInt - 1
-        if (this.length(p) == length &&
-          ByteArrayMethods.arrayEquals(arena, Platform.BYTE_ARRAY_OFFSET + start(p), base, offset, length)) {
-          pairCount(p) += n
-          return
-        }
-      }
-      s = (s + 1) & mask
-      slot = segments(at + s)
-    }
-    if (used + length > arena.length) arena = LargeArrays.copyOf(arena, math.max(2 * arena.length, used + length))
-    BytesColumn.copyInto(base, offset, length, arena, used)
-    val p = newPair(g, n)
-    pairValue(p) = (used.toLong << 32) | length
-    used += length
-    place(g, at + s, h)
-  }
-
-  private def newPair(g: Int, n: Long): Int = {
-    if (pairs == pairGroup.length) {
-      pairGroup = LargeArrays.copyOf(pairGroup, 2 * pairs)
-      pairCount = LargeArrays.copyOf(pairCount, 2 * pairs)
-      pairValue = LargeArrays.copyOf(pairValue, 2 * pairs)
-    }
-    pairGroup(pairs) = g
-    pairCount(pairs) = n
-    pairs += 1
-    pairs - 1
-  }
-
-  /** Slot `at` (empty) of group g's segment takes the newest pair, of hash h; the segment doubles past
-   *  three quarters full. */
-  private def place(g: Int, at: Int, h: Int): Unit = {
-    segments(at) = (h.toLong << 32) | pairs
-    val count = segmentPairs.array(g) + 1
-    segmentPairs.array(g) = count
-    val bits = segmentBits.array(g)
-    if (4 * count > 3 * (1 << bits)) {
-      val from = segmentStart.array(g)
-      val to = newSegment(g, bits + 1)
-      var s = from
-      while (s < from + (1 << bits)) { if (segments(s) != 0) insert(to, bits + 1, segments(s)); s += 1 }
-    }
-  }
-
-  /** A slot's content into the first empty slot from its hash's, in the segment of 2^bits slots at `at`. */
-  private def insert(at: Int, bits: Int, slot: Long): Unit = segments(emptySlot(at, bits, (slot >>> 32).toInt)) = slot
-
-  /** The first empty slot from hash h's in the segment of 2^bits slots at `at`. */
-  private def emptySlot(at: Int, bits: Int, h: Int): Int = {
-    val mask = (1 << bits) - 1
-    var s = h & mask
-    while (segments(at + s) != 0) s = (s + 1) & mask
-    at + s
-  }
-
-  private def hashOf(p: Int): Int =
-    if (kind == Strings) hashOf(arena, Platform.BYTE_ARRAY_OFFSET + start(p), length(p)) else hashBits(pairValue(p))
 
   // Every value of a batch is read and hashed once, in a first pass that touches its slot, and added in a
   // second: the first pass's cache misses overlap, where one probe at a time waits for each. `staged(k)`
@@ -328,7 +206,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
   /** Value k, a string at `start` of `stagedBytes`: its hash. */
   private def stageInPlace(k: Int, start: Int, length: Int): Int = {
     staged(k) = (start.toLong << 32) | length
-    hashOf(stagedBytes, Platform.BYTE_ARRAY_OFFSET + start, length)
+    hashBytes(stagedBytes, Platform.BYTE_ARRAY_OFFSET + start, length)
   }
 
   /** Value k, a string copied to `scratch`: its hash. */
@@ -339,32 +217,16 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
     s.writeToMemory(scratch, Platform.BYTE_ARRAY_OFFSET + scratchUsed)
     staged(k) = (scratchUsed.toLong << 32) | n
     scratchUsed += n
-    hashOf(s.getBaseObject, s.getBaseOffset, n)
+    hashBytes(s.getBaseObject, s.getBaseOffset, n)
   }
 
   /** n more of staged value k in group g (after the first pass). */
   private def addStaged(g: Int, k: Int, n: Long): Unit =
-    if (kind != Strings) addBits(g, staged(k), n, hashes(k))
+    if (kind != Strings) valueCounts.addBits(g, staged(k), n, hashes(k))
     else {
       val at = staged(k)
-      addBytes(g, stagedBytes, Platform.BYTE_ARRAY_OFFSET + (at >>> 32), at.toInt, n, hashes(k))
+      valueCounts.addBytes(g, stagedBytes, Platform.BYTE_ARRAY_OFFSET + (at >>> 32), at.toInt, n, hashes(k))
     }
-
-  /** Group g's slot for hash h, or nothing before its first pair. */
-  private def touch(g: Int, h: Int): Long = {
-    val at = segmentStart.array(g)
-    if (at < 0) 0L else segments(at + (h & ((1 << segmentBits.array(g)) - 1)))
-  }
-
-  private def hashOf(base: AnyRef, offset: Long, length: Int): Int =
-    Murmur3_x86_32.hashUnsafeBytes(base, offset, length, StringSeed)
-
-  private def resize(totalGroups: Int): Unit = {
-    groups = totalGroups
-    segmentStart.resize(totalGroups)
-    segmentBits.resize(totalGroups)
-    segmentPairs.resize(totalGroups)
-  }
 
   // Few groups: the values are held here, over many batches, and then added group after group (a stable
   // sort by group keeps each group's values in the order they came). A group's values then come together,
@@ -395,19 +257,20 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
     if (heldUsed + length > heldBytes.length)
       heldBytes = Arrays.copyOf(heldBytes, math.max(2 * heldBytes.length, heldUsed + length))
     BytesColumn.copyInto(base, offset, length, heldBytes, heldUsed)
-    hold(g, hashOf(base, offset, length), (heldUsed.toLong << 32) | length)
+    hold(g, hashBytes(base, offset, length), (heldUsed.toLong << 32) | length)
     heldUsed += length
   }
 
   /** Adds the held values, group after group. */
   private def addHeld(): Unit = if (held > 0) {
-    val (order, offsets) = byGroup(heldGroup, held, groups)
+    val (order, offsets) = byGroup(heldGroup, held, valueCounts.groups)
     var j = 0
     while (j < held) {
       val k = order(j)
       val v = heldValue(k)
-      if (kind != Strings) addBits(heldGroup(k), v, 1, heldHash(k))
-      else addBytes(heldGroup(k), heldBytes, Platform.BYTE_ARRAY_OFFSET + (v >>> 32), v.toInt, 1, heldHash(k))
+      if (kind != Strings) valueCounts.addBits(heldGroup(k), v, 1, heldHash(k))
+      else
+        valueCounts.addBytes(heldGroup(k), heldBytes, Platform.BYTE_ARRAY_OFFSET + (v >>> 32), v.toInt, 1, heldHash(k))
       j += 1
     }
     LargeArrays.release(order)
@@ -417,7 +280,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
   }
 
   def updateBatch(values: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    resize(totalGroups)
+    valueCounts.resize(totalGroups)
     val column = values.column(0)
     val binary = column match {
       case b: BytesColumn => b // the bytes in place (the operator's batches, a scan's vector)
@@ -451,7 +314,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
           else if (binary != null) stageInPlace(i, binary.start(i), binary.length(i))
           else stageCopy(i, column.getUTF8String(i))
         hashes(i) = h
-        sum += touch(groupIndices(i), h)
+        sum += valueCounts.touch(groupIndices(i), h)
       }
       i += 1
     }
@@ -465,7 +328,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
   }
 
   def mergeBatch(states: Columns, groupIndices: Array[Int], filter: Option[Column], totalGroups: Int): Unit = {
-    resize(totalGroups)
+    valueCounts.resize(totalGroups)
     addHeld()
     val (valueLists, frequencyLists) = (states.column(0), states.column(1))
     // Lists of strings that come end to end are read in place, without a list view per state.
@@ -476,14 +339,14 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
     val f = filter.orNull
     val rows = states.numRows
     val lists = if (endToEnd == null) new Array[ListValues](rows) else null
-    val counts = Array.fill(rows)(-1) // each kept state's number of values; -1: skipped
+    val sizes = Array.fill(rows)(-1) // each kept state's number of values; -1: skipped
     var elements = 0
     var i = 0
     while (i < rows) {
       if (GroupsAccumulator.keep(f, i) && !valueLists.isNullAt(i)) {
-        if (endToEnd != null) counts(i) = endToEnd.rowStarts(i + 1) - endToEnd.rowStarts(i)
-        else { lists(i) = valueLists.getList(i); counts(i) = lists(i).numElements }
-        elements += counts(i)
+        if (endToEnd != null) sizes(i) = endToEnd.rowStarts(i + 1) - endToEnd.rowStarts(i)
+        else { lists(i) = valueLists.getList(i); sizes(i) = lists(i).numElements }
+        elements += sizes(i)
       }
       i += 1
     }
@@ -493,7 +356,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
     i = 0
     while (i < rows) {
       var j = 0
-      while (j < counts(i)) {
+      while (j < sizes(i)) {
         val h =
           if (endToEnd != null) {
             val e = endToEnd.rowStarts(i) + j
@@ -501,7 +364,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
           } else if (kind != Strings) stageBits(k, bitsOf(lists(i), j))
           else stageCopy(k, lists(i).getUTF8String(j))
         hashes(k) = h
-        sum += touch(groupIndices(i), h)
+        sum += valueCounts.touch(groupIndices(i), h)
         k += 1
         j += 1
       }
@@ -512,26 +375,13 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
     k = 0
     i = 0
     while (i < rows) {
-      if (counts(i) >= 0) {
+      if (sizes(i) >= 0) {
         val frequencies = frequencyLists.getList(i)
         var j = 0
-        while (j < counts(i)) { addStaged(groupIndices(i), k, frequencies.getLong(j)); k += 1; j += 1 }
+        while (j < sizes(i)) { addStaged(groupIndices(i), k, frequencies.getLong(j)); k += 1; j += 1 }
       }
       i += 1
     }
-  }
-
-  /** Items `0 until count` of groups below n (item i's group: `groupOf(i)`) in group order, each group's in
-   *  their own order (a stable counting sort): group g's are `order(offsets(g) until offsets(g + 1))`. The
-   *  pairs to emit, and the held values to add. Both arrays are recycled ([[LargeArrays]]): the caller gives
-   *  them back or lends them. */
-  private def byGroup(groupOf: Array[Int], count: Int, n: Int): (Array[Int], Array[Int]) = {
-    val offsets = LargeArrays.zeroInts(n + 1)
-    var i = 0
-    while (i < count) { if (groupOf(i) < n) offsets(groupOf(i) + 1) += 1; i += 1 }
-    var g = 0
-    while (g < n) { offsets(g + 1) += offsets(g); g += 1 }
-    (GroupVectors.orderByGroup(groupOf, count, offsets, n), offsets)
   }
 
   /** One group's values, pairs `order(from until until)`: bigint, int and double lists as primitive
@@ -557,7 +407,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
 
   def state(emit: EmitTo): Array[Column] = {
     addHeld()
-    val n = emit.count(groups)
+    val n = emit.count(valueCounts.groups)
     val (order, offsets) = byGroup(pairGroup, pairs, n)
     val values = if (kind == Strings) null else new Array[Any](n)
     val frequencies = new Array[Any](n)
@@ -572,7 +422,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
       if (values != null) { LargeArrays.release(offsets); new ObjectColumn(values) }
       else stringLists(order, LargeArrays.lend(offsets))
     LargeArrays.release(order)
-    drop(n)
+    valueCounts.drop(n)
     Array(valueColumn, new ObjectColumn(frequencies))
   }
 
@@ -592,7 +442,7 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
 
   def evaluate(emit: EmitTo): Column = {
     addHeld()
-    val n = emit.count(groups)
+    val n = emit.count(valueCounts.groups)
     val best = LargeArrays.ints(n) // each group's best pair, -1 while none
     java.util.Arrays.fill(best, -1)
     var p = 0
@@ -619,106 +469,21 @@ private[sparkagg] final class ModeGroups(t: DataType) extends GroupsAccumulator 
         } else new LongColumn(Fill.longs(n)(g => if (best(g) < 0) 0L else pairValue(best(g))), validity, n)
     }
     LargeArrays.release(best)
-    drop(n)
+    valueCounts.drop(n)
     out
-  }
-
-  /** Forgets the groups below n (emitted): the others' pairs move down, renumbered, their strings to a new
-   *  arena, and their segments are made again. */
-  private def drop(n: Int): Unit = {
-    val fresh =
-      new Array[Byte](if (kind != Strings) 0 else if (n == groups) InitialArena else math.max(InitialArena, used))
-    var kept = 0
-    var at = 0
-    var p = 0
-    while (p < pairs) {
-      if (pairGroup(p) >= n) {
-        pairGroup(kept) = pairGroup(p) - n
-        pairCount(kept) = pairCount(p)
-        if (kind != Strings) pairValue(kept) = pairValue(p)
-        else {
-          System.arraycopy(arena, start(p), fresh, at, length(p))
-          pairValue(kept) = (at.toLong << 32) | length(p)
-          at += length(p)
-        }
-        kept += 1
-      }
-      p += 1
-    }
-    pairs = kept
-    groups -= n
-    if (kept == 0) {
-      Seq(pairGroup, pairCount, pairValue).foreach(LargeArrays.release)
-      pairGroup = new Array[Int](InitialPairs)
-      pairCount = new Array[Long](InitialPairs)
-      pairValue = new Array[Long](InitialPairs)
-    }
-    LargeArrays.release(arena)
-    arena = fresh
-    used = at
-    LargeArrays.release(segments)
-    segments = new Array[Long](InitialSlots)
-    segmentsUsed = 0
-    Seq(segmentStart, segmentBits, segmentPairs).foreach(_.drop(EmitTo.All))
-    resize(groups)
-    // The kept pairs, in order, into segments again.
-    pairs = 0
-    while (pairs < kept) {
-      val g = pairGroup(pairs)
-      val h = hashOf(pairs)
-      val at = emptySlot(segmentOf(g), segmentBits.array(g), h)
-      pairs += 1
-      place(g, at, h)
-    }
   }
 
   override def convertToState(values: Columns, filter: Option[Column]): Array[Column] =
     GroupsAccumulator.statesOfRows(new ModeGroups(t), values, filter)
   override def supportsConvertToState: Boolean = true
 
-  def size: Long = 8L * segments.length + segmentStart.size + segmentBits.size + segmentPairs.size +
-    20L * pairGroup.length + arena.length + 16L * heldGroup.length + heldBytes.length
+  def size: Long = valueCounts.size + 16L * heldGroup.length + heldBytes.length
 }
 
 private object ModeGroups {
-  val InitialSlots = 1 << 10
-  val MinSegmentBits = 2
-  val StringSeed = 42
-  val InitialPairs = 1 << 9
-  val InitialArena = 1 << 12
   // Up to this many groups a batch's values are held, and added once this many values, or bytes of strings,
   // are held (see addHeld).
   val HoldGroups = 1 << 12
   val HoldRows = 1 << 18
   val HoldBytes = 1 << 24
-
-  // How values are read and kept: an Int per type, so that the per-row match is a switch.
-  final val Bytes = 0
-  final val Shorts = 1
-  final val Ints = 2
-  final val Longs = 3
-  final val Floats = 4
-  final val Doubles = 5
-  final val Strings = 6
-
-  def kindOf(t: DataType): Int = t match {
-    case ByteType => Bytes
-    case ShortType => Shorts
-    case IntegerType | DateType => Ints
-    case FloatType => Floats
-    case DoubleType => Doubles
-    case _: StringType => Strings
-    case _ => Longs // bigint, timestamp, timestamp_ntz
-  }
-
-  /** A value's hash: its bits mixed (MurmurHash3's 64-bit finaliser). */
-  def hashBits(bits: Long): Int = {
-    var h = bits
-    h ^= h >>> 33
-    h *= 0xff51afd7ed558ccdL
-    h ^= h >>> 33
-    h *= 0xc4ceb9fe1a85ec53L
-    h ^= h >>> 33
-    h.toInt
-  }
 }
