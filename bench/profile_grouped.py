@@ -7,7 +7,8 @@ the garbage collector's and the JIT compiler's threads used beside the executor 
 often on top.
 
     .venv/bin/python bench/profile_grouped.py [--rows N] [--repeat R] [--query "df_sum(x)"] [--groups kbig|k|skey|...]
-                                              [--input parquet|cached|ranged|joined] [--stacks FILE]
+                                              [--input parquet|cached|ranged|joined] [--setting tuned|default]
+                                              [--stacks FILE]
 
 Why async-profiler and not Java Flight Recorder: JFR's execution samples are taken of threads running Java code
 only, so the shuffle's LZ4 compression and file writes (native) were missing from its split; for df_avg by the
@@ -80,13 +81,15 @@ def main() -> None:
     parser.add_argument("--input", default="parquet", choices=["parquet", "cached", "ranged", "joined"],
                         help="the Parquet file (default), the same rows cached, the spark.range query itself, or "
                              "the cached rows joined with 1,000 keys (bench_grouped.py's join shape)")
+    parser.add_argument("--setting", choices=sorted(common.SETTINGS), default="tuned",
+                        help="the session settings (bench/common.py's SETTINGS; default: what sparkagg.session() gives)")
     parser.add_argument("--stacks", type=Path,
                         help="keep the samples in FILE, one line per stack and thread (collapsed, as flame graph "
                              "tools read it)")
     args = parser.parse_args()
     # Without DebugNonSafepoints the JIT keeps no debug information between safepoints, and a sample taken in
     # an inlined method is charged to the nearest loop header or call.
-    spark = common.session(**{
+    spark = common.session(args.setting, **{
         "spark.driver.extraJavaOptions": "-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints",
         "spark.jars.packages": AP_LOADER})
     try:
