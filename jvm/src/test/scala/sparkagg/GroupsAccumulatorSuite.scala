@@ -266,7 +266,7 @@ class GroupsAccumulatorSuite extends AnyFunSuite {
 
     test(s"${c.label}: update, evaluate and state equal the Accumulator per group") {
       val rnd = new Random(c.label.hashCode)
-      // The last, many groups: 20k on the default minor, 5k on another Scala's (the same paths, sooner).
+      // The last, many groups: 5k (past every array's first growth), 20k in make test-long.
       for ((groups, count) <- Seq(1 -> 12, 7 -> 12, 300 -> 12, Sweep.volume(5000, 20000) -> 40)) {
         val bs = batches(rnd, groups, count)
         // totalGroups grows from batch to batch, as an operator's group count does.
