@@ -82,7 +82,8 @@ def main() -> None:
                         help="the Parquet file (default), the same rows cached, the spark.range query itself, or "
                              "the cached rows joined with 1,000 keys (bench_grouped.py's join shape)")
     parser.add_argument("--setting", choices=sorted(common.SETTINGS), default="tuned",
-                        help="the session settings (bench/common.py's SETTINGS; default: what sparkagg.session() gives)")
+                        help="the session settings: bench/common.py's SETTINGS, tuned (the default) or default "
+                             "(what sparkagg.session() gives)")
     parser.add_argument("--stacks", type=Path,
                         help="keep the samples in FILE, one line per stack and thread (collapsed, as flame graph "
                              "tools read it)")
