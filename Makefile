@@ -170,9 +170,10 @@ test-run:
 	$(MAKE) wheel
 	$(MAKE) -j test-jvm test-py
 
-# The other minors' demos and Python suites end the lanes, the two oldest after sbt's, the others after
-# pytest's: the lanes then end at about the same time (a lane alone leaves a core idle part of the time).
-OTHERS_AFTER_SBT := $(wordlist 1,2,$(OTHERS))
+# The other minors' demos and Python suites end the lanes, the oldest (its suites the longest, the Python
+# udafs' among them) after sbt's, the others after pytest's: the lanes then end at about the same time (a lane
+# alone leaves a core idle part of the time).
+OTHERS_AFTER_SBT := $(firstword $(OTHERS))
 test-jvm: jars wheel
 	$(TIMED) "sbt: scalafmt, ScalaTest on Spark $(DEFAULT), $(firstword $(OTHERS)), $(lastword $(OTHERS))" \
 	  $(SBT) $(SCALAFMT) $(call project_of,$(DEFAULT))/test $(foreach p,$(SCALATEST_OTHERS),$(p)/test)
