@@ -181,15 +181,13 @@ class Call:
         self.name = name
 
 
-class UdafCall(_SparkColumn, Call):
+class UdafCall(Call, _SparkColumn):
     """``f(columns...)``: one call of a udaf, with its output name (``.alias``). On a classic session it is a
     Spark Column: ``df.groupBy("k").agg(f("x").alias("m"), F.count("*"))``, in expressions (``f("x") * 2``),
     beside any other aggregate, and over a ROWS window (``f("x").over(w.rowsBetween(-2, 0))``);
     ``aggregate`` and ``window`` take it on any session. On a Spark Connect session ``f(...)`` gives a
-    Connect Column instead (``column.connect_call``)."""
-
-    def __init__(self, udaf: AggregateUDF, columns: list[Any], name: str | None = None) -> None:
-        Call.__init__(self, udaf, columns, name)
+    Connect Column instead (``column.connect_call``). ``Call`` comes first: its ``__init__`` makes the call,
+    where the Column's would want a JVM Column."""
 
     @property
     def _jc(self) -> Any:
@@ -213,7 +211,8 @@ class UdafCall(_SparkColumn, Call):
         spark = column.active_connect_session()
         if spark is None:
             raise TypeError(f"udaf {self.udaf.name}: no active Spark Connect session to call it on")
-        return column.connect_call(spark, self.udaf, self.columns, self.name)._expr
+        call = column.connect_call(spark, self.udaf, self.columns)
+        return (call.alias(self.name) if self.name else call)._expr
 
     def to_plan(self, client: Any) -> Any:
         """The call as a Connect client's plan carries it (what ``agg`` asks of its columns)."""

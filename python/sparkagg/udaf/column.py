@@ -90,13 +90,13 @@ def active_connect_session():
     return None if session is None else session.SparkSession.getActiveSession()
 
 
-def connect_call(spark, udaf: AggregateUDF, columns: list, name: str | None = None):
+def connect_call(spark, udaf: AggregateUDF, columns: list):
     """``udaf(*columns)`` on the Connect session ``spark``: the Connect Column of the call of the udaf's
     registered name, carrying the call for ``aggregate`` and ``window``."""
     from pyspark.sql.connect import functions as CF
 
     call = CF.call_function(registered_name(spark, udaf), *[CF.col(c) if isinstance(c, str) else c for c in columns])
-    return _connect_call_class()((call.alias(name) if name else call)._expr, spark, udaf, columns, name)
+    return _connect_call_class()(call, udaf, columns, None)
 
 
 @functools.cache
@@ -106,16 +106,16 @@ def _connect_call_class():
 
     class ConnectUdafCall(ConnectColumn, Call):
         """A udaf call on a Spark Connect session: a Connect Column, which Spark 3.5's client requires of
-        ``agg``'s arguments, that ``.alias`` keeps a udaf call."""
+        ``agg``'s arguments, that ``.alias`` keeps a udaf call (``call``: the unnamed Column)."""
 
-        def __init__(self, expr, spark, udaf: AggregateUDF, columns: list, name: str | None) -> None:
-            ConnectColumn.__init__(self, expr)
+        def __init__(self, call, udaf: AggregateUDF, columns: list, name: str | None) -> None:
+            ConnectColumn.__init__(self, (call.alias(name) if name else call)._expr)
             Call.__init__(self, udaf, columns, name)
-            self._spark = spark
+            self._call = call
 
         def alias(self, *alias: str, **kwargs):
             if len(alias) != 1 or kwargs:
                 return ConnectColumn.alias(self, *alias, **kwargs)
-            return connect_call(self._spark, self.udaf, self.columns, alias[0])
+            return ConnectUdafCall(self._call, self.udaf, self.columns, alias[0])
 
     return ConnectUdafCall
