@@ -25,6 +25,7 @@ from oracle import same
 from sparkagg import reference
 from sparkagg.udaf import Accumulator, GroupsAccumulator, UdafError, aggregate, udaf, window
 from sparkagg.udaf.aggregate import partition_targets
+from sparkagg.udaf.grouping import GroupIndex
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -296,6 +297,27 @@ def test_every_key_shape_groups_as_spark_groups_by(spark, keys):
     got = [(*map(_key, r[:-1]), r[-1]) for r in aggregate(df, keys, n=count_rows("id")).collect()]
     expected = [(*map(_key, r[:-1]), r[-1]) for r in df.groupBy(*keys).count().collect()]
     assert len(got) == len(expected) and sorted(got, key=repr) == sorted(expected, key=repr)
+
+
+@pytest.mark.parametrize("key_type", [pa.int64(), pa.int32(), pa.int8()])
+@pytest.mark.parametrize("spread", ["dense", "sparse from the start", "dense, then sparse"])
+def test_integer_keys_number_groups_by_first_appearance_dense_or_sparse(key_type, spread):
+    rng = random.Random(7)
+    high = {"dense": 50, "sparse from the start": 1 << 40, "dense, then sparse": 1 << 40}[spread]
+    high = min(high, 2 ** (key_type.bit_width - 1) - 1)
+    index, group_of = GroupIndex([key_type]), {}
+    for b in range(12):
+        span = 50 if spread == "dense, then sparse" and b < 4 else high
+        batch = [None if rng.random() < 0.05 else rng.randint(-span, span) for _ in range(rng.randint(0, 300))]
+        got = index.index([pa.array(batch, key_type)], len(batch)).tolist()
+        for k, g in zip(batch, got):  # one group per key, the same in every batch
+            assert group_of.setdefault(k, g) == g
+    assert sorted(group_of.values()) == list(range(index.count)) == list(range(len(group_of)))
+    keys = index.take_keys()[0].to_pylist()
+    assert {k: keys[g] for k, g in group_of.items()} == {k: k for k in group_of}
+    # the non-NULL keys numbered in order of their first row (NULL's group comes after its batch's keys)
+    firsts = [g for g in group_of.values() if keys[g] is not None]
+    assert firsts == sorted(firsts)
 
 
 def test_state_streams_land_one_bucket_per_partition(spark):

@@ -26,9 +26,11 @@ class GroupIndex:
 
     ``index(keys)`` encodes each batch column by column in Arrow (dictionary codes), combines the
     codes, and looks up in Python only the distinct keys of the batch, not its rows. One integer key
-    first takes a dense path, as the JVM operator's LongKeyMap: an array of group ids indexed by
-    ``key - low``, all in numpy, while the keys span at most ``DENSE_SPAN`` values per group; past that
-    it moves to the lookup for good. With no key columns every row is group 0 (a global aggregate)."""
+    stays in numpy: first a dense array of group ids indexed by ``key - low``, as the JVM operator's
+    LongKeyMap, while the keys span at most ``DENSE_SPAN`` values per group; past that, for good, the
+    keys seen in a sorted array beside their group ids, searched a batch's distinct keys at a time (a
+    final phase's partition holds every n-th key of a wide range, which no dict of Python ints should
+    hold). With no key columns every row is group 0 (a global aggregate)."""
 
     DENSE_SPAN = 8
     DENSE_MIN = 1 << 16  # slots the dense array may always have, however few the groups
@@ -38,40 +40,30 @@ class GroupIndex:
         self._ids: dict[object, int] = {}
         self._keys: list[list[pa.Array]] = [[] for _ in key_types]  # new groups' keys, per batch
         self.count = 0 if key_types else 1
-        self._dense = len(key_types) == 1 and pa.types.is_integer(key_types[0])
+        self._integer = len(key_types) == 1 and pa.types.is_signed_integer(key_types[0])
+        self._dense = self._integer
         self._low, self._slots = 0, np.zeros(0, np.int64)  # the dense path: group id + 1 per key - low
+        self._sorted, self._sorted_ids = np.zeros(0, np.int64), np.zeros(0, np.int64)  # the sparse path
         self._null_group = -1
 
     def index(self, keys: list[pa.Array], rows: int) -> np.ndarray:
         if not keys:
             return np.zeros(rows, np.int64)
-        if self._dense:
-            groups = self._dense_index(keys[0])
-            if groups is not None:
-                return groups
-            self._leave_dense()
+        if self._integer:
+            return self._integer_index(keys[0])
         return self._lookup_index(keys, rows)
 
-    def _dense_index(self, column: pa.Array) -> np.ndarray | None:
+    def _integer_index(self, column: pa.Array) -> np.ndarray:
+        """One integer key's groups: its non-NULL values through the dense or the sorted path, NULL one
+        group of its own."""
         valid = None if column.null_count == 0 else column.is_valid().to_numpy(zero_copy_only=False)
         values = column.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
         present = values if valid is None else values[valid]
-        if len(present):
-            low = min(int(present.min()), self._low if len(self._slots) else int(present.min()))
-            high = max(int(present.max()) + 1, self._low + len(self._slots))
-            if high - low > max(self.DENSE_MIN, self.DENSE_SPAN * (self.count + len(present))):
-                return None
-            self._cover(low, high)
-            offsets = present - self._low
-            missing = self._slots[offsets] == 0
-            if missing.any():
-                fresh = self._first_of_each(offsets[missing])
-                self._slots[fresh] = np.arange(self.count + 1, self.count + 1 + len(fresh))
-                self._keys[0].append(pa.array(fresh + self._low).cast(column.type))
-                self.count += len(fresh)
-            present_groups = self._slots[offsets] - 1
-        else:
-            present_groups = np.zeros(0, np.int64)
+        present_groups = self._dense_index(present, column.type) if self._dense else None
+        if present_groups is None:
+            if self._dense:
+                self._leave_dense()
+            present_groups = self._sorted_index(present, column.type)
         if valid is None:
             return present_groups
         if self._null_group < 0 and not valid.all():
@@ -82,11 +74,49 @@ class GroupIndex:
         groups[valid] = present_groups
         return groups
 
+    def _new_groups(self, keys: np.ndarray, key_type: pa.DataType) -> np.ndarray:
+        """Group ids for ``keys`` (distinct, not seen before, in order of first appearance)."""
+        self._keys[0].append(pa.array(keys).cast(key_type))
+        self.count += len(keys)
+        return np.arange(self.count - len(keys), self.count)
+
+    def _dense_index(self, present: np.ndarray, key_type: pa.DataType) -> np.ndarray | None:
+        if not len(present):
+            return np.zeros(0, np.int64)
+        low = min(int(present.min()), self._low if len(self._slots) else int(present.min()))
+        high = max(int(present.max()) + 1, self._low + len(self._slots))
+        if high - low > max(self.DENSE_MIN, self.DENSE_SPAN * (self.count + len(present))):
+            return None
+        self._cover(low, high)
+        offsets = present - self._low
+        missing = self._slots[offsets] == 0
+        if missing.any():
+            fresh = self._first_of_each(offsets[missing])
+            self._slots[fresh] = self._new_groups(fresh + self._low, key_type) + 1
+        return self._slots[offsets] - 1
+
+    def _sorted_index(self, present: np.ndarray, key_type: pa.DataType) -> np.ndarray:
+        distinct, first, inverse = np.unique(present, return_index=True, return_inverse=True)
+        at = np.searchsorted(self._sorted, distinct)
+        seen = at < len(self._sorted)
+        seen[seen] = self._sorted[at[seen]] == distinct[seen]
+        ids = np.empty(len(distinct), np.int64)
+        ids[seen] = self._sorted_ids[at[seen]]
+        fresh = np.flatnonzero(~seen)
+        if len(fresh):
+            fresh = fresh[np.argsort(first[fresh], kind="stable")]  # numbered in order of first appearance
+            ids[fresh] = self._new_groups(distinct[fresh], key_type)
+            fresh.sort()  # np.insert wants the positions in the sorted array in order
+            self._sorted = np.insert(self._sorted, at[fresh], distinct[fresh])
+            self._sorted_ids = np.insert(self._sorted_ids, at[fresh], ids[fresh])
+        return ids[inverse.reshape(-1)]
+
     def _first_of_each(self, offsets: np.ndarray) -> np.ndarray:
-        """The distinct values of ``offsets`` (free slots) in O(n), without sorting: each slot takes
-        the position of its last writer, then the positions that kept their slot name one each."""
+        """The distinct values of ``offsets`` (free slots) in order of first appearance, in O(n) without
+        sorting: written backwards, each slot keeps the position of its first writer, and the positions
+        that kept their slot name one each."""
         positions = np.arange(1, len(offsets) + 1)
-        self._slots[offsets] = -positions
+        self._slots[offsets[::-1]] = -positions[::-1]
         fresh = offsets[self._slots[offsets] == -positions]
         self._slots[offsets] = 0
         return fresh
@@ -106,11 +136,9 @@ class GroupIndex:
         self._low = new_low
 
     def _leave_dense(self) -> None:
-        """Too sparse for the array: its groups move to the lookup."""
+        """Too sparse for the array: its groups move to the sorted path."""
         taken = np.flatnonzero(self._slots)
-        self._ids = dict(zip((taken + self._low).tolist(), (self._slots[taken] - 1).tolist()))
-        if self._null_group >= 0:
-            self._ids[None] = self._null_group
+        self._sorted, self._sorted_ids = taken + self._low, self._slots[taken] - 1
         self._dense, self._slots = False, np.zeros(0, np.int64)
 
     def _lookup_index(self, keys: list[pa.Array], rows: int) -> np.ndarray:
