@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .contract import EmitTo, GroupsAccumulator
+from ..reference.groups import EmitTo, GroupsAccumulator
 
 VOLATILITIES = ("immutable", "stable", "volatile")
 
