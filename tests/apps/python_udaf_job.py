@@ -1,9 +1,9 @@
 """A user's script: a Python Accumulator defined here (so it travels by value) run by sparkagg.udaf on the
 session named by argv ("--remote sc://..." or "--master local-cluster[...]"), grouped and over a sliding
 window: by aggregate() and window(); as a Column in agg(), in an expression beside other aggregates, global
-and .over(); and in SQL after sparkagg.udaf.register; with NULL arguments and keys at 1, 3 and 17
-partitions, and over empty input (on Connect). Each is checked against Spark's own expressions for the same figures;
-prints one JSON line."""
+and .over(); and in SQL after sparkagg.udaf.register; on Connect also with NULL arguments and keys at 1, 3
+and 17 partitions, and over empty input. Each is checked against Spark's own expressions for the same
+figures; prints one JSON line."""
 import json
 import sys
 
@@ -85,23 +85,24 @@ sql_slid = spark.sql(f"SELECT k, t, wmean(x, w) OVER ({spec}) AS m FROM t WHERE 
 # On Connect (classic sessions run these in test_udaf_columns.py): NULLs among the arguments and the keys, at
 # 1, 3 and 17 partitions, the Column form and aggregate() against Spark's sums over the rows where both
 # arguments are present; and empty input, grouped (no rows) and global.
-both = "x IS NOT NULL AND w IS NOT NULL"
-want_expr = F.expr(f"sum(CASE WHEN {both} THEN x * w END) / sum(CASE WHEN {both} THEN w END)")
-nulls_ok = []
-for parts in (1, 3, 17) if mode == "--remote" else ():
-    holey = spark.range(0, 600, 1, parts).selectExpr(
-        "IF(id % 13 = 0, NULL, id % 9) AS k", "IF(id % 4 = 0, NULL, double(id % 7)) AS x",
-        "IF(id % 6 = 0, NULL, double(id % 5 + 1)) AS w")
-    expect = {r.k: r.m for r in holey.groupBy("k").agg(want_expr.alias("m")).collect()}
-    for form in (holey.groupBy("k").agg(wmean("x", "w").alias("m")), aggregate(holey, "k", m=wmean("x", "w"))):
-        rows = {r.k: r.m for r in form.collect()}
-        nulls_ok.append(rows.keys() == expect.keys() and all(close(rows[k], expect[k]) for k in expect))
-empty = df.where(F.lit(False))
-connect_only = {} if mode != "--remote" else {
-    "nulls_1_3_17_ok": len(nulls_ok) == 6 and all(nulls_ok),
-    "empty_ok": empty.groupBy("k").agg(wmean("x", "w")).count() == 0 and
-    [tuple(r) for r in empty.agg(wmean("x", "w"), F.count("*")).collect()] == [(None, 0)]}
-
+connect_only = {}
+if mode == "--remote":
+    both = "x IS NOT NULL AND w IS NOT NULL"
+    want_expr = F.expr(f"sum(CASE WHEN {both} THEN x * w END) / sum(CASE WHEN {both} THEN w END)")
+    nulls_ok = []
+    for parts in (1, 3, 17):
+        holey = spark.range(0, 600, 1, parts).selectExpr(
+            "IF(id % 13 = 0, NULL, id % 9) AS k", "IF(id % 4 = 0, NULL, double(id % 7)) AS x",
+            "IF(id % 6 = 0, NULL, double(id % 5 + 1)) AS w")
+        expect = {r.k: r.m for r in holey.groupBy("k").agg(want_expr.alias("m")).collect()}
+        for form in (holey.groupBy("k").agg(wmean("x", "w").alias("m")), aggregate(holey, "k", m=wmean("x", "w"))):
+            rows = {r.k: r.m for r in form.collect()}
+            nulls_ok.append(rows.keys() == expect.keys() and all(close(rows[k], expect[k]) for k in expect))
+    empty = df.where(F.lit(False))
+    connect_only = {
+        "nulls_1_3_17_ok": len(nulls_ok) == 6 and all(nulls_ok),
+        "empty_ok": empty.groupBy("k").agg(wmean("x", "w")).count() == 0 and
+        [tuple(r) for r in empty.agg(wmean("x", "w"), F.count("*")).collect()] == [(None, 0)]}
 
 def same_groups(a):
     return a.keys() == want.keys() and all(close(a[k], want[k]) for k in want)
