@@ -9,6 +9,8 @@
 // -Dsparkagg.sparkJars.<minor>=DIR points a minor elsewhere (any Spark distribution's jars/ folder).
 import java.io.File
 
+import sparkagg.build.CatalogueSources
+
 // The source folders of a line: `<prefix>-<minor>` for that minor alone, `-<from>+` for it and every later
 // one, `-<from>-<to>` for a range. Each difference between minors is then written once.
 def versionDirs(parent: File, prefix: String, minor: String): Seq[File] = {
@@ -128,6 +130,20 @@ def sparkLine(line: SparkLine): Project =
       Compile / doc / sources := Seq.empty,
       publishM2Configuration := publishM2Configuration.value.withOverwrite(true),
       publishLocalConfiguration := publishLocalConfiguration.value.withOverwrite(true),
+      // The catalogue as sources (project/CatalogueSources.scala): Functions.families and the classes Spark
+      // registers by name. A file is rewritten only when its text changes, so an unchanged catalogue compiles
+      // nothing again.
+      Compile / sourceGenerators += Def.task {
+        val catalogue = (ThisBuild / baseDirectory).value / "jvm" / "src" / "main" / "catalogue.txt"
+        CatalogueSources.sources(IO.read(catalogue)).toSeq.map { case (path, text) =>
+          val out = (Compile / sourceManaged).value / path
+          if (!out.exists || IO.read(out) != text) IO.write(out, text)
+          out
+        }
+      }.taskValue,
+      // CatalogueSourcesSuite runs the generator on the catalogue and on a trial one.
+      Test / unmanagedSources += (ThisBuild / baseDirectory).value / "project" / "CatalogueSources.scala",
+      Test / javaOptions += s"-Dsparkagg.catalogue=${(ThisBuild / baseDirectory).value / "jvm" / "src" / "main" / "catalogue.txt"}",
       // What SparkLineCheck reads to refuse a Spark other than this line's.
       Compile / resourceGenerators += Def.task {
         val out = (Compile / resourceManaged).value / "sparkagg" / "spark-line.properties"

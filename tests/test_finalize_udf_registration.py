@@ -1,7 +1,8 @@
 """The finalize Java UDF classes registered from PySpark as docs/state-as-data.md shows: with the
 return type where the result follows the state, without it where the class declares it. A class whose
 result follows the state, registered without the type, fails at registration and names the type to pass
-(before, it registered as struct<> and failed inside the first job)."""
+(before, it registered as struct<> and failed inside the first job). The classes are those the catalogue
+lists (``finalize_class``), each checked."""
 from __future__ import annotations
 
 import re
@@ -10,14 +11,9 @@ from pathlib import Path
 import pytest
 from py4j.protocol import Py4JJavaError
 
+import sparkagg
+
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "state-as-data.md"
-
-# Finalize classes whose result type follows the state: (class, function).
-TYPE_FOLLOWS_STATE = [("SumFinalize", "sum"), ("AvgFinalize", "avg"), ("MinFinalize", "min"),
-                      ("MaxFinalize", "max"), ("BitAndFinalize", "bit_and"), ("BitOrFinalize", "bit_or"),
-                      ("BitXorFinalize", "bit_xor"), ("ArrayAggFinalize", "array_agg"),
-                      ("MedianFinalize", "median")]
-
 
 def _page_python() -> list[str]:
     section = PAGE.read_text()
@@ -43,14 +39,44 @@ def test_readme_registration_and_query(spark):
     assert spark.sql("SELECT var_final(df_var_samp_state(x)) FROM VALUES (1.0D), (3.0D) AS t(x)").first()[0] == 2.0
 
 
-@pytest.mark.parametrize("cls,function", TYPE_FOLLOWS_STATE)
-def test_registration_without_the_type_fails_at_once_naming_it(spark, cls, function):
-    with pytest.raises(Py4JJavaError) as failed:
-        spark.udf.registerJavaFunction(f"{function}_untyped", f"sparkagg.udf.{cls}")
-    message = str(failed.value)
-    assert f"sparkagg.udf.{cls} returns what df_{function}_finalize returns" in message
-    assert "pass it as the third argument" in message and f'"sparkagg.udf.{cls}", "' in message
-    assert not spark.catalog.functionExists(f"{function}_untyped")
+@pytest.fixture(scope="module")
+def finalizing(spark):
+    """The catalogue's functions with a finalize class: (name, class, declared result or None)."""
+    entries = [(f["name"], f["finalize_class"], f["finalize_result"]) for f in sparkagg.catalogue(spark)
+               if f["finalize_class"]]
+    assert {"avg", "sum", "var_samp", "count", "bool_and", "mode"} <= {name for name, _, _ in entries}
+    return entries
+
+
+def test_registration_without_the_type_fails_at_once_naming_it(spark, finalizing):
+    follows = [(name, cls) for name, cls, declared in finalizing if declared is None]
+    assert len(follows) >= 9
+    for function, cls in follows:
+        with pytest.raises(Py4JJavaError) as failed:
+            spark.udf.registerJavaFunction(f"{function}_untyped", cls)
+        message = str(failed.value)
+        assert f"{cls} returns what df_{function}_finalize returns" in message, function
+        assert "pass it as the third argument" in message and f'"{cls}", "' in message, function
+        assert not spark.catalog.functionExists(f"{function}_untyped")
+
+
+def test_a_declared_result_registers_without_the_type_and_finalizes_a_state_to_the_aggregate(spark, finalizing):
+    """Each class that declares its result, registered without a type: over a state the function made, it gives
+    the declared type and the aggregate's own value."""
+    declared = [(name, cls, result) for name, cls, result in finalizing if result is not None]
+    assert len(declared) >= 20
+    rows = "VALUES (1.0D, 2.0D, true), (3.0D, 7.0D, false), (4.0D, 5.0D, true), (NULL, 1.0D, NULL) AS t(x, y, b)"
+    finals, aggregates = [], []
+    for function, cls, _ in declared:
+        spark.udf.registerJavaFunction(f"{function}_final", cls)
+        args = "b" if function.startswith("bool_") else "x, y" if function[:4] in ("cova", "corr", "regr") else "x"
+        finals.append(f"{function}_final(df_{function}_state({args})) AS {function}")
+        aggregates.append(f"df_{function}({args}) AS {function}")
+    finalized = spark.sql(f"SELECT {', '.join(finals)} FROM {rows}")
+    expected = spark.sql(f"SELECT {', '.join(aggregates)} FROM {rows}").first()
+    for (function, _, result), field in zip(declared, finalized.schema.fields):
+        assert field.dataType.simpleString() == result, function
+    assert finalized.first() == expected
 
 
 def test_a_forged_state_is_refused_naming_the_class(spark):

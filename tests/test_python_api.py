@@ -22,6 +22,14 @@ def test_jar_path_points_at_the_built_jar():
     assert Path(sparkagg.jar_path()).is_file() and sparkagg.jar_path().endswith(sparkagg.jar_name())
 
 
+def test_a_column_function_for_every_function_and_alias_of_the_catalogue(spark):
+    named = {n for f in sparkagg.catalogue(spark) for n in [f["name"], *f["aliases"]]}
+    columns = set(SF.__all__) - {"with_prefix", "for_session"}
+    assert columns <= named, f"Column functions the catalogue does not name: {sorted(columns - named)}"
+    wanted = {f["name"] for f in sparkagg.catalogue(spark)}
+    assert wanted <= columns, f"catalogue functions without a Column function: {sorted(wanted - columns)}"
+
+
 @pytest.mark.slow
 def test_column_function_examples_run(spark):
     functions = SF.__all__

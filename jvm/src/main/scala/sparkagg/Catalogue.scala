@@ -9,6 +9,7 @@ import org.apache.spark.unsafe.types.UTF8String
 import sparkagg.api._
 import sparkagg.compat.CollectionConverters._
 import sparkagg.functions.Functions
+import sparkagg.udf.FinalizeClasses
 
 /**
  * What each built-in function is, as its implementation says: name, aliases, signature, whether a
@@ -125,10 +126,12 @@ object Catalogue {
    * README's tests): one object per function, family by family in [[Functions.all]]'s order, with its row
    * (name, aliases, signature, retract, grouped, within_group), its family (family, family_title) and its
    * [[FunctionDoc]] (usage, arguments and examples as [name or query, text] pairs, note, accepts, result,
-   * empty_input, datafusion, nan, spark).
+   * empty_input, datafusion, nan, spark) and its finalize class for registerJavaFunction (finalize_class, null
+   * where it has none; finalize_result, the type the class declares, null where the result follows the state).
    */
   def json(): String = {
     val rowOf = Functions.all.zip(rows).toMap
+    val finalizeOf = FinalizeClasses.all.map(c => c.function -> c).toMap
     def pairs(of: Seq[(String, String)]) = of.map { case (a, b) => Seq(a, b).asJava }.asJava
     val entries = for (family <- Functions.families; f <- family.functions) yield {
       val (r, doc) = (rowOf(f), f.doc)
@@ -150,7 +153,9 @@ object Catalogue {
         "empty_input" -> doc.emptyInput,
         "datafusion" -> doc.dataFusion,
         "nan" -> doc.nan,
-        "spark" -> doc.spark
+        "spark" -> doc.spark,
+        "finalize_class" -> finalizeOf.get(f).map(_.className).orNull,
+        "finalize_result" -> finalizeOf.get(f).flatMap(_.declaredResult).orNull
       ).asJava
     }
     new ObjectMapper().writeValueAsString(entries.asJava)
