@@ -22,9 +22,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..reference.groups import EmitTo
 from . import plan
 from .api import AggregateUDF, Call
+from .contract import EmitTo
 from .grouping import GroupIndex
 from .plan import PREFIX, arrow_type, spark_type
 

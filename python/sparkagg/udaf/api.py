@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..reference.groups import EmitTo, GroupsAccumulator
+from .contract import EmitTo, GroupsAccumulator
 
 VOLATILITIES = ("immutable", "stable", "volatile")
 
