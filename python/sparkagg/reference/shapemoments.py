@@ -1,8 +1,10 @@
 """The shared state of skewness, kurtosis and kurtosis_pop (the JVM's common/ShapeMoments.scala): the
 count, mean and central moment sums M2, M3 (and M4) of the non-NULL values read as floats, updated by
-Welford's step extended to the higher moments and merged by Pébay's pairwise formulas. DataFusion-extra
-keeps sums of powers, which cancel when the values share an offset; the results are its formulas over
-these moments. No retract (sliding frames merge states)."""
+Welford's step extended to the higher moments and merged by Pébay's pairwise formulas. The count, mean
+and M2 move as variance's do: a NaN or infinity makes M2 NaN and the mean what ``avg`` gives (+-inf for
+infinities of one sign, else NaN), whatever the order. DataFusion-extra keeps sums of powers, which cancel
+when the values share an offset; the results are its formulas over these moments. No retract (sliding
+frames merge states)."""
 from __future__ import annotations
 
 import math
@@ -17,6 +19,16 @@ from .function import AggregateFunction
 
 # The final formula of a function: (n, m2, m3, m4), the moments divided by n -> float or None.
 Formula = Callable[[int, float, float, float], "float | None"]
+
+
+def _mean_beside_non_finite(x: float, y: float) -> float:
+    """The mean of values of which ``x`` or ``y`` (a mean or a value) is NaN or infinite: the other one when one
+    is finite, else NaN for a NaN or opposite infinities, else that infinity (what a sum would give)."""
+    if math.isfinite(x):
+        return y
+    if math.isfinite(y):
+        return x
+    return x + y
 
 
 class ShapeMomentAccumulator(Accumulator):
@@ -51,9 +63,12 @@ class ShapeMomentAccumulator(Accumulator):
                 self._m4 += (term * delta_n * delta_n * (n * n - 3 * n + 3) + 6 * delta_n * delta_n * self._m2
                              - 4 * delta_n * self._m3)
             self._m3 += term * delta_n * (n - 2) - 3 * delta_n * self._m2
-            self._m2 += term
-            self._mean += delta_n
             self._n += 1
+            if math.isfinite(x) and math.isfinite(self._mean):
+                self._mean += delta / self._n
+                self._m2 += delta * (x - self._mean)
+            else:
+                self._mean, self._m2 = _mean_beside_non_finite(self._mean, x), math.nan
 
     def merge_batch(self, states: Sequence[pa.Array]) -> None:
         columns = columns_to_pylists(states, 5 if self._fourth else 4)
@@ -74,8 +89,11 @@ class ShapeMomentAccumulator(Accumulator):
                          + 6 * delta * delta * (na * na * m2b + b * b * m2a) / (n * n)
                          + 4 * delta * (na * m3b - b * m3a) / n)
         self._m3 += m3b + delta * delta * delta * na * b * (na - b) / (n * n) + 3 * delta * (na * m2b - b * m2a) / n
-        self._m2 += m2b + delta * delta * na * b / n
-        self._mean += delta * b / n
+        if math.isfinite(self._mean) and math.isfinite(mean_b):
+            self._mean += delta * nb / (self._n + nb)
+            self._m2 += m2b + delta * delta * (self._n * nb / (self._n + nb))
+        else:
+            self._mean, self._m2 = _mean_beside_non_finite(self._mean, mean_b), math.nan
         self._n += nb
 
     def state(self) -> list[Any]:
@@ -85,7 +103,7 @@ class ShapeMomentAccumulator(Accumulator):
         n = self._n
         if n == 0:
             return self._formula(0, float("nan"), float("nan"), float("nan"))
-        m2 = self._m2 / n  # infinite: NaN or infinity by arrival order, read as NaN (the JVM's resultOf)
+        m2 = self._m2 / n  # infinite (huge values' squares overflow): read as NaN, as the JVM's resultOf does
         return self._formula(n, float("nan") if math.isinf(m2) else m2, self._m3 / n, self._m4 / n)
 
     def size(self) -> int:

@@ -6,23 +6,31 @@ import sparkagg.api._
 /**
  * The shared algebra of skewness, kurtosis and kurtosis_pop: the count, mean and central moment sums M2,
  * M3 (and M4 for kurtosis) of one argument, for a set of groups (one array per moment, group g's at
- * index g; the row accumulator holds one group). A value is added with Welford's step extended to the
- * third and fourth moments, states merge with Pébay's pairwise formulas. DataFusion-extra keeps sums of
- * powers instead, which cancel when the values share an offset: it gives six 0.1s a skewness of -1.1e8
- * where the answer is NULL (no variation). sparkagg gives DataFusion-extra's formulas over these moments:
- * its results where the data is well conditioned, and the right ones where it is not.
+ * index g; the row accumulator holds one group). The count, mean and M2 are [[CoMoments]] of one argument,
+ * which variance keeps, by its steps (Welford's to add, Chan's to merge, a NaN or infinity making M2 NaN);
+ * M3 and M4 follow from those before each step, by Welford's step extended to the higher moments and
+ * Pébay's pairwise formulas. DataFusion-extra keeps sums of powers instead, which cancel when the values
+ * share an offset: it gives six 0.1s a skewness of -1.1e8 where the answer is NULL (no variation).
+ * sparkagg gives DataFusion-extra's formulas over these moments: its results where the data is well
+ * conditioned, and the right ones where it is not.
  */
-final class ShapeMoments(val counts: Array[Long], val means: Array[Double], val m2s: Array[Double],
-    val m3s: Array[Double], val m4s: Array[Double]) {
-  def groups: Int = counts.length
+final class ShapeMoments(val base: CoMoments, val m3s: Array[Double], val m4s: Array[Double]) {
+  def groups: Int = base.groups
+  def counts: Array[Long] = base.ns
+  def means: Array[Double] = base.meanAs
+  def m2s: Array[Double] = base.m2As
   /** Whether the fourth moment is kept (kurtosis); skewness keeps up to the third. */
   def fourth: Boolean = m4s != null
 }
 
 object ShapeMoments {
+  def apply(counts: Array[Long], means: Array[Double], m2s: Array[Double], m3s: Array[Double],
+      m4s: Array[Double]): ShapeMoments =
+    new ShapeMoments(new CoMoments(counts, means, m2s, null, null, null), m3s, m4s)
+
   def empty(fourth: Boolean, groups: Int): ShapeMoments =
-    new ShapeMoments(new Array[Long](groups), new Array[Double](groups), new Array[Double](groups),
-      new Array[Double](groups), if (fourth) new Array[Double](groups) else null)
+    new ShapeMoments(CoMoments.empty(pair = false, groups), new Array[Double](groups),
+      if (fourth) new Array[Double](groups) else null)
 
   /** Group g takes the value `x`. */
   @inline def add(m: ShapeMoments, g: Int, x: Double): Unit = {
@@ -35,16 +43,14 @@ object ShapeMoments {
       m.m4s(g) += term * deltaN * deltaN * (n * n - 3 * n + 3) + 6 * deltaN * deltaN * m.m2s(g) - 4 * deltaN * m.m3s(g)
     }
     m.m3s(g) += term * deltaN * (n - 2) - 3 * deltaN * m.m2s(g)
-    m.m2s(g) += term
-    m.means(g) += deltaN
-    m.counts(g) += 1
+    CoMoments.add(m.base, g, x)
   }
 
   /** Group g takes another state's moments, which hold `nb` > 0 values. */
   @inline def merge(m: ShapeMoments, g: Int, nb: Long, meanB: Double, m2b: Double, m3b: Double, m4b: Double): Unit = {
     val na = m.counts(g).toDouble
     if (na == 0) {
-      m.counts(g) = nb; m.means(g) = meanB; m.m2s(g) = m2b; m.m3s(g) = m3b
+      m.m3s(g) = m3b
       if (m.fourth) m.m4s(g) = m4b
     } else {
       val b = nb.toDouble
@@ -56,10 +62,8 @@ object ShapeMoments {
           6 * delta * delta * (na * na * m2b + b * b * m2a) / (n * n) + 4 * delta * (na * m3b - b * m3a) / n
       }
       m.m3s(g) += m3b + delta * delta * delta * na * b * (na - b) / (n * n) + 3 * delta * (na * m2b - b * m2a) / n
-      m.m2s(g) += m2b + delta * delta * na * b / n
-      m.means(g) += delta * b / n
-      m.counts(g) += nb
     }
+    CoMoments.merge(m.base, g, nb, meanB, m2b, 0.0, 0.0, 0.0)
   }
 
   /** The state fields: count, mean, m2, m3 (and m4). */
@@ -95,8 +99,8 @@ abstract class ShapeMomentAggregate(val name: String, fourth: Boolean) extends F
     case _ => Left(s"expects one argument of type ${Types.Numeric}")
   }
 
-  /** An infinite M2 (an infinity among the values, or an overflow) is NaN or infinity depending on the
-   *  order the values came in; it is read as NaN, as DataFusion-extra's inf - inf makes it in any order. */
+  /** An infinite M2 (the squares of huge values overflow) is read as NaN, as a NaN or infinity among the
+   *  values makes it. */
   private[common] def resultOf(m: ShapeMoments, g: Int): Any = {
     val n = m.counts(g)
     if (n == 0) result(0, Double.NaN, Double.NaN, Double.NaN)
@@ -128,7 +132,7 @@ final class ShapeMomentGroups(fn: ShapeMomentAggregate, fourth: Boolean) extends
   private val moments = Array.fill(if (fourth) 4 else 3)(new DoubleVector) // mean, m2, m3 (, m4)
 
   private def of(n: Array[Long], d: Array[Array[Double]]): ShapeMoments =
-    new ShapeMoments(n, d(0), d(1), d(2), if (fourth) d(3) else null)
+    ShapeMoments(n, d(0), d(1), d(2), if (fourth) d(3) else null)
 
   /** The moments over the vectors' arrays, which resize and emit replace: so once per batch. */
   private def resize(totalGroups: Int): ShapeMoments = {
