@@ -27,20 +27,28 @@ private[sparkagg] final class GroupValueCounts(val kind: Int) {
   private val segmentBits = new ByteVector // per group: log2 of its segment's slots
   private val segmentPairs = new IntVector // per group: its pairs
   /** Per pair: its group, its count, and its value's bits or a string's offset << 32 | length. */
-  var pairGroup = new Array[Int](InitialPairs)
-  var pairCount = new Array[Long](InitialPairs)
-  var pairValue = new Array[Long](InitialPairs)
-  var pairs = 0
+  private var _pairGroup = new Array[Int](InitialPairs)
+  private var _pairCount = new Array[Long](InitialPairs)
+  private var _pairValue = new Array[Long](InitialPairs)
+  private var _pairs = 0
   /** The strings' bytes, pair p's at `start(p)` for `length(p)`. */
-  var arena = new Array[Byte](if (kind == Strings) InitialArena else 0)
+  private var _arena = new Array[Byte](if (kind == Strings) InitialArena else 0)
   private var used = 0
-  var groups = 0
+  private var _groups = 0
 
-  def start(p: Int): Int = (pairValue(p) >>> 32).toInt
-  def length(p: Int): Int = pairValue(p).toInt
+  // Read by mode's emit; only this class writes them (the arrays are replaced as they grow).
+  def pairGroup: Array[Int] = _pairGroup
+  def pairCount: Array[Long] = _pairCount
+  def pairValue: Array[Long] = _pairValue
+  def pairs: Int = _pairs
+  def arena: Array[Byte] = _arena
+  def groups: Int = _groups
+
+  def start(p: Int): Int = (_pairValue(p) >>> 32).toInt
+  def length(p: Int): Int = _pairValue(p).toInt
 
   def resize(totalGroups: Int): Unit = {
-    groups = totalGroups
+    _groups = totalGroups
     segmentStart.resize(totalGroups)
     segmentBits.resize(totalGroups)
     segmentPairs.resize(totalGroups)
@@ -69,12 +77,12 @@ private[sparkagg] final class GroupValueCounts(val kind: Int) {
     var s = h & mask
     var slot = segments(at + s)
     while (slot != 0) {
-      if ((slot >>> 32).toInt == h && pairValue(slot.toInt - 1) == bits) { pairCount(slot.toInt - 1) += n; return }
+      if ((slot >>> 32).toInt == h && _pairValue(slot.toInt - 1) == bits) { _pairCount(slot.toInt - 1) += n; return }
       s = (s + 1) & mask
       slot = segments(at + s)
     }
     val p = newPair(g, n) // before pairValue is read: it may grow the arrays
-    pairValue(p) = bits
+    _pairValue(p) = bits
     place(g, at + s, h)
   }
 
@@ -89,18 +97,18 @@ private[sparkagg] final class GroupValueCounts(val kind: Int) {
       if ((slot >>> 32).toInt == h) {
         val p = slot.toInt - 1
         if (this.length(p) == length &&
-          ByteArrayMethods.arrayEquals(arena, Platform.BYTE_ARRAY_OFFSET + start(p), base, offset, length)) {
-          pairCount(p) += n
+          ByteArrayMethods.arrayEquals(_arena, Platform.BYTE_ARRAY_OFFSET + start(p), base, offset, length)) {
+          _pairCount(p) += n
           return
         }
       }
       s = (s + 1) & mask
       slot = segments(at + s)
     }
-    if (used + length > arena.length) arena = LargeArrays.copyOf(arena, math.max(2 * arena.length, used + length))
-    BytesColumn.copyInto(base, offset, length, arena, used)
+    if (used + length > _arena.length) _arena = LargeArrays.copyOf(_arena, math.max(2 * _arena.length, used + length))
+    BytesColumn.copyInto(base, offset, length, _arena, used)
     val p = newPair(g, n)
-    pairValue(p) = (used.toLong << 32) | length
+    _pairValue(p) = (used.toLong << 32) | length
     used += length
     place(g, at + s, h)
   }
@@ -113,21 +121,21 @@ private[sparkagg] final class GroupValueCounts(val kind: Int) {
   }
 
   private def newPair(g: Int, n: Long): Int = {
-    if (pairs == pairGroup.length) {
-      pairGroup = LargeArrays.copyOf(pairGroup, 2 * pairs)
-      pairCount = LargeArrays.copyOf(pairCount, 2 * pairs)
-      pairValue = LargeArrays.copyOf(pairValue, 2 * pairs)
+    if (_pairs == _pairGroup.length) {
+      _pairGroup = LargeArrays.copyOf(_pairGroup, 2 * _pairs)
+      _pairCount = LargeArrays.copyOf(_pairCount, 2 * _pairs)
+      _pairValue = LargeArrays.copyOf(_pairValue, 2 * _pairs)
     }
-    pairGroup(pairs) = g
-    pairCount(pairs) = n
-    pairs += 1
-    pairs - 1
+    _pairGroup(_pairs) = g
+    _pairCount(_pairs) = n
+    _pairs += 1
+    _pairs - 1
   }
 
   /** Slot `at` (empty) of group g's segment takes the newest pair, of hash h; the segment doubles past
    *  three quarters full. */
   private def place(g: Int, at: Int, h: Int): Unit = {
-    segments(at) = (h.toLong << 32) | pairs
+    segments(at) = (h.toLong << 32) | _pairs
     val count = segmentPairs.array(g) + 1
     segmentPairs.array(g) = count
     val bits = segmentBits.array(g)
@@ -151,60 +159,60 @@ private[sparkagg] final class GroupValueCounts(val kind: Int) {
   }
 
   private def hashOf(p: Int): Int =
-    if (kind == Strings) hashBytes(arena, Platform.BYTE_ARRAY_OFFSET + start(p), length(p))
-    else hashBits(pairValue(p))
+    if (kind == Strings) hashBytes(_arena, Platform.BYTE_ARRAY_OFFSET + start(p), length(p))
+    else hashBits(_pairValue(p))
 
   /** Forgets the groups below n (emitted): the others' pairs move down, renumbered, their strings to a new
    *  arena, and their segments are made again. */
   def drop(n: Int): Unit = {
     val fresh =
-      new Array[Byte](if (kind != Strings) 0 else if (n == groups) InitialArena else math.max(InitialArena, used))
+      new Array[Byte](if (kind != Strings) 0 else if (n == _groups) InitialArena else math.max(InitialArena, used))
     var kept = 0
     var at = 0
     var p = 0
-    while (p < pairs) {
-      if (pairGroup(p) >= n) {
-        pairGroup(kept) = pairGroup(p) - n
-        pairCount(kept) = pairCount(p)
-        if (kind != Strings) pairValue(kept) = pairValue(p)
+    while (p < _pairs) {
+      if (_pairGroup(p) >= n) {
+        _pairGroup(kept) = _pairGroup(p) - n
+        _pairCount(kept) = _pairCount(p)
+        if (kind != Strings) _pairValue(kept) = _pairValue(p)
         else {
-          System.arraycopy(arena, start(p), fresh, at, length(p))
-          pairValue(kept) = (at.toLong << 32) | length(p)
+          System.arraycopy(_arena, start(p), fresh, at, length(p))
+          _pairValue(kept) = (at.toLong << 32) | length(p)
           at += length(p)
         }
         kept += 1
       }
       p += 1
     }
-    pairs = kept
-    groups -= n
+    _pairs = kept
+    _groups -= n
     if (kept == 0) {
-      Seq(pairGroup, pairCount, pairValue).foreach(LargeArrays.release)
-      pairGroup = new Array[Int](InitialPairs)
-      pairCount = new Array[Long](InitialPairs)
-      pairValue = new Array[Long](InitialPairs)
+      Seq(_pairGroup, _pairCount, _pairValue).foreach(LargeArrays.release)
+      _pairGroup = new Array[Int](InitialPairs)
+      _pairCount = new Array[Long](InitialPairs)
+      _pairValue = new Array[Long](InitialPairs)
     }
-    LargeArrays.release(arena)
-    arena = fresh
+    LargeArrays.release(_arena)
+    _arena = fresh
     used = at
     LargeArrays.release(segments)
     segments = new Array[Long](InitialSlots)
     segmentsUsed = 0
     Seq(segmentStart, segmentBits, segmentPairs).foreach(_.drop(EmitTo.All))
-    resize(groups)
+    resize(_groups)
     // The kept pairs, in order, into segments again.
-    pairs = 0
-    while (pairs < kept) {
-      val g = pairGroup(pairs)
-      val h = hashOf(pairs)
+    _pairs = 0
+    while (_pairs < kept) {
+      val g = _pairGroup(_pairs)
+      val h = hashOf(_pairs)
       val at = emptySlot(segmentOf(g), segmentBits.array(g), h)
-      pairs += 1
+      _pairs += 1
       place(g, at, h)
     }
   }
 
   def size: Long = 8L * segments.length + segmentStart.size + segmentBits.size + segmentPairs.size +
-    20L * pairGroup.length + arena.length
+    20L * _pairGroup.length + _arena.length
 }
 
 private[sparkagg] object GroupValueCounts {
