@@ -53,6 +53,7 @@ def connect_server(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def _doctest_spark(request, doctest_namespace):
-    if "doctest_namespace" in request.fixturenames or request.node.__class__.__name__ == "DoctestItem":
-        doctest_namespace["spark"] = request.getfixturevalue("spark")
+def _doctest_spark(request):
+    # Only a doctest gets the session: asking for it from every test started Spark for the Spark-free ones too.
+    if request.node.__class__.__name__ == "DoctestItem":
+        request.getfixturevalue("doctest_namespace")["spark"] = request.getfixturevalue("spark")

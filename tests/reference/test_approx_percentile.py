@@ -477,7 +477,7 @@ def test_with_weight_result_type_is_xs():
 
 @pytest.mark.parametrize("t", VALUE_TYPES, ids=str)
 @pytest.mark.parametrize("dist", ("uniform", "normal", "skewed", "few_distinct"))
-@pytest.mark.parametrize("partitions", (1, 3, 8))
+@pytest.mark.parametrize("partitions", (sweep.slow(1), 3, sweep.slow(8)))
 def test_multi_phase_within_one_percent_of_rank(t, dist, partitions, monkeypatch):
     monkeypatch.setattr(drivers, "MAX_BATCH_ROWS", 500)
     xs = values(dist, 10_000, seed=partitions)
