@@ -90,10 +90,10 @@ $(VENV)/.extras: $(VENV)/.installed
 
 # The manual: docs/ as a site in site/ (mkdocs.yml), built strictly: a broken link or a page outside the nav
 # fails the build. Its function reference, docs/reference/, is generated first from the JAR's catalogue, each
-# example run in Spark (sparkagg/docs_reference.py); the pages are committed, so that the README's links work
-# where the repository is read, and tests/test_docs_reference.py holds them to the catalogue.
+# example run in Spark (sparkagg/docs_reference.py), with the README's function table; both are committed, so
+# that the README's table and links work where the repository is read, and tests hold them to the catalogue.
 docs: jar extras
-	$(PY) -m sparkagg.docs_reference docs/reference
+	$(PY) -m sparkagg.docs_reference docs/reference README.md
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
 # The house style: scalafmt over the Scala sources and build files (`./build/sbt scalafmtAll` applies it),

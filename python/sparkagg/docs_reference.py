@@ -1,8 +1,9 @@
 """The docs site's function reference, generated from the JAR's catalogue (``sparkagg.catalogue``): one
 Markdown page per family of built-in functions (the file of functions/ that defines them) and an index,
-written by ``make docs`` into docs/reference/ before mkdocs builds the site::
+written by ``make docs`` into docs/reference/ before mkdocs builds the site, and the README's function table
+(between its two ``FUNCTION_TABLE`` markers)::
 
-    python -m sparkagg.docs_reference docs/reference
+    python -m sparkagg.docs_reference docs/reference README.md
 
 Every documented example runs in Spark, and the page shows the result Spark gives. A result that differs
 from the one the function's FunctionDoc documents (which ``DESCRIBE FUNCTION EXTENDED`` shows) fails the
@@ -22,6 +23,8 @@ NAV_ENTRY = "Function reference"  # mkdocs.yml's nav entry that on_config expand
 DEVIATIONS = "../deviations.md"
 STATE_AS_DATA = "../state-as-data.md"
 SOURCES = "jvm/src/main/scala/sparkagg/functions"
+# The lines around the README's function table, which ``write_readme`` replaces.
+FUNCTION_TABLE = ("<!-- function table: `make docs` writes it from the catalogue -->", "<!-- end of function table -->")
 
 
 class ExampleMismatch(AssertionError):
@@ -146,10 +149,13 @@ def family_page(functions: list[dict], prefix: str = sparkagg.DEFAULT_PREFIX) ->
     return "\n".join(head + [_entry(f, prefix) for f in functions])
 
 
+def _cell(s: str) -> str:
+    """Text for a Markdown table's cell."""
+    return s.replace("|", "\\|")
+
+
 def index_page(functions: list[dict], prefix: str = sparkagg.DEFAULT_PREFIX) -> str:
     """The reference's index: every function, linked to its entry, with its family and main facts."""
-    def cell(s: str) -> str:
-        return s.replace("|", "\\|")
     lines = ["# Function reference", "",
              "Every built-in function as the JAR's catalogue describes it, one page per family; each example was "
              "run in Spark when `make docs` wrote these pages. State forms (`_state`, `_merge`, `_merge_state`, "
@@ -160,16 +166,38 @@ def index_page(functions: list[dict], prefix: str = sparkagg.DEFAULT_PREFIX) -> 
         name = prefix + f["name"]
         lines.append(" | ".join([
             f"| [`{name}`]({f['family']}.md#{name})", ", ".join(f"`{prefix}{a}`" for a in f["aliases"]),
-            f"[{f['family_title']}]({f['family']}.md)", cell(f["accepts"]), cell(f["result"]),
-            cell(f["empty_input"]), cell(f["datafusion"])]) + " |")
+            f"[{f['family_title']}]({f['family']}.md)", _cell(f["accepts"]), _cell(f["result"]),
+            _cell(f["empty_input"]), _cell(f["datafusion"])]) + " |")
     lines += ["", "## Against Spark's built-ins", "",
               "Each function's nearest Spark built-in and how their results differ, and what a NaN among the values "
               "does (from each entry).", "",
               "| function | nearest Spark built-in | NaN |", "|---|---|---|"]
     for f in functions:
         name = prefix + f["name"]
-        lines.append(f"| [`{name}`]({f['family']}.md#{name}) | {cell(f['spark'])} | {cell(f['nan'])} |")
+        lines.append(f"| [`{name}`]({f['family']}.md#{name}) | {_cell(f['spark'])} | {_cell(f['nan'])} |")
     return "\n".join(lines) + "\n"
+
+
+def readme_table(functions: list[dict], prefix: str = sparkagg.DEFAULT_PREFIX) -> str:
+    """The README's function table: a row per function of the catalogue (entries of ``sparkagg.catalogue``),
+    its call as its usage writes it, linked to its reference entry, and its aliases."""
+    lines = ["| function | arguments | result | empty input | retract | grouped path | DataFusion 55 | notes |",
+             "|---|---|---|---|---|---|---|---|"]
+    for f in functions:
+        name = prefix + f["name"]
+        call = f["usage"].split(" - ")[0].replace("_FUNC_", name)
+        names = ", ".join([f"[`{call}`](docs/reference/{f['family']}.md#{name})"] +
+                          [f"`{prefix}{a}`" for a in f["aliases"]])
+        lines.append("| " + " | ".join([_cell(names)] + [_cell(f[k]) for k in (
+            "accepts", "result", "empty_input", "retract", "grouped", "datafusion", "note")]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_readme(readme: Path, functions: list[dict], prefix: str = sparkagg.DEFAULT_PREFIX) -> None:
+    """Replace the table between the README's ``FUNCTION_TABLE`` markers with ``readme_table``'s."""
+    text = readme.read_text()
+    start, end = (text.index(marker) for marker in FUNCTION_TABLE)
+    readme.write_text(text[: start + len(FUNCTION_TABLE[0])] + "\n" + readme_table(functions, prefix) + text[end:])
 
 
 def write(spark, out: Path, prefix: str = sparkagg.DEFAULT_PREFIX) -> list[Path]:
@@ -205,17 +233,19 @@ def on_config(config):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m sparkagg.docs_reference <folder>``: write the reference into the folder, from a local
-    Spark session with sparkagg."""
+    """``python -m sparkagg.docs_reference <folder> [README]``: write the reference into the folder (and the
+    function table into the README), from a local Spark session with sparkagg."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python -m sparkagg.docs_reference <folder>", file=sys.stderr)
+    if len(args) not in (1, 2):
+        print("usage: python -m sparkagg.docs_reference <folder> [README]", file=sys.stderr)
         return 2
     spark = sparkagg.session(master="local[2]", app_name="sparkagg-docs-reference",
                              **{"spark.ui.enabled": "false", "spark.log.level": "ERROR",
                                 "spark.ui.showConsoleProgress": "false", "spark.sql.shuffle.partitions": "2"})
     try:
         pages = write(spark, Path(args[0]))
+        if len(args) == 2:
+            write_readme(Path(args[1]), sparkagg.catalogue(spark))
     except ExampleMismatch as e:
         print(f"sparkagg.docs_reference: {e}", file=sys.stderr)
         return 1
