@@ -1,5 +1,6 @@
 package sparkagg.exec
 
+import org.apache.spark.network.util.JavaUtils
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, ExprId, Expression}
 import org.apache.spark.sql.catalyst.plans.QueryPlan
 import org.apache.spark.sql.catalyst.plans.physical.{CoalescedHashPartitioning, HashPartitioning, Partitioning, UnknownPartitioning}
@@ -25,6 +26,12 @@ import org.apache.spark.unsafe.hash.Murmur3_x86_32
  * The merging node's rows are partitioned as the plain exchange's would be, by the same keys into the same
  * partitions (the producer computes the partition with Spark's own partition expression): the node claims
  * that hash partitioning, so an operator above it that needs its keys clustered gets no second shuffle.
+ *
+ * Under adaptive execution the packets' exchange asks for partitions of `spark.sparkagg.groups.packetPartitionBytes`
+ * (4 MB) where Spark's rows get `spark.sql.adaptive.advisoryPartitionSizeInBytes` (64 MB): a merging task turns its
+ * packets into a key table and accumulators several times their bytes (a t-digest of a few values about three
+ * times, and the operator reserves twice what it holds), so partitions coalesced by the rows' measure, or to as
+ * few as there are cores, left the merging tasks of a 1 GB driver spilling at a million groups.
  *
  * `keys` are the exchange's hash expressions over `unpacked`, the producer's rows before packing. Setting
  * `spark.sparkagg.groups.packets=false` keeps a row per group.
@@ -63,6 +70,12 @@ final case class StatePackets(keys: Seq[Expression], numPartitions: Int, unpacke
 
 object StatePackets {
   val EnabledConf = "spark.sparkagg.groups.packets"
+  val PartitionBytesConf = "spark.sparkagg.groups.packetPartitionBytes"
+
+  /** The advisory size of a packets' shuffle partition: the setting, or Spark's for rows when that is smaller. */
+  private def advisoryBytes(conf: SQLConf, spark: Option[Long]): Long =
+    (Seq(JavaUtils.byteStringAsBytes(conf.getConfString(PartitionBytesConf, "4m")),
+      conf.getConf(SQLConf.ADVISORY_PARTITION_SIZE_IN_BYTES)) ++ spark).min
 
   /** Header of a packet row: its null bits, `route`, and the offset and size of `states`. */
   private[exec] val Header = 24
@@ -115,9 +128,11 @@ object StatePackets {
                   )
                   val packer = producer.copy(packs = Some(packing))
                   packer.copyTagsFrom(producer)
-                  val packets =
-                    shuffle.copy(
-                      outputPartitioning = HashPartitioning(Seq(packing.route), h.numPartitions), child = packer)
+                  val packets = shuffle.copy(
+                    outputPartitioning = HashPartitioning(Seq(packing.route), h.numPartitions),
+                    child = packer,
+                    advisoryPartitionSize = Some(advisoryBytes(SQLConf.get, shuffle.advisoryPartitionSize))
+                  )
                   packets.copyTagsFrom(shuffle)
                   merging.copy(child = packets, unpacks = Some(packing))
                 case _ => merging

@@ -4,7 +4,7 @@ import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{AttributeReference, BindReferences, Literal, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
-import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
+import org.apache.spark.sql.execution.adaptive.{AQEShuffleReadExec, AdaptiveSparkPlanHelper}
 import org.apache.spark.sql.execution.exchange.{ReusedExchangeExec, ShuffleExchangeExec}
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
@@ -88,6 +88,29 @@ class StatePacketsSuite extends AnyFunSuite with LocalSpark with AdaptiveSparkPl
         assert(ours(row) == spark.eval(row), s"$t, $n partitions, key $key")
       }
     }
+  }
+
+  test("adaptive execution coalesces the packets' partitions to spark.sparkagg.groups.packetPartitionBytes") {
+    // 7919 groups' states, some 200 KB of packets in 40 partitions: by Spark's measure for rows (64 MB, and no
+    // fewer partitions than cores) they become a few; at 4 KB a partition, every one of the 40 stays (a
+    // partition's count is its coalesced read's, or the exchange's when it was left as it was).
+    def run(packetBytes: String): (Seq[Row], Seq[Option[Long]], Int) =
+      withConf(
+        "spark.sql.adaptive.enabled" -> "true",
+        "spark.sql.shuffle.partitions" -> "40",
+        "spark.sql.adaptive.coalescePartitions.minPartitionSize" -> "1",
+        StatePackets.PartitionBytesConf -> packetBytes
+      ) {
+        val df = spark.sql("SELECT k, df_avg(x), df_count(s) FROM t GROUP BY k")
+        val rows = sorted(df.collect().toSeq)
+        val plan = df.queryExecution.executedPlan
+        val read = collect(plan) { case r: AQEShuffleReadExec => r.partitionSpecs.size }
+        (rows, collect(plan) { case s: ShuffleExchangeExec => s.advisoryPartitionSize }, read.headOption.getOrElse(40))
+      }
+    val (small, large) = (run("4k"), run("64m"))
+    assert(small._2 == Seq(Some(4096L)) && large._2 == Seq(Some(64L << 20)))
+    assert(small._3 == 40 && large._3 <= 4, (small._3, large._3))
+    assert(small._1 == large._1 && small._1.size == 7919)
   }
 
   test("Modulus is Math.floorMod, by multiplications") {
