@@ -1,5 +1,5 @@
 """The co-moment algebra shared by variance, stddev, covariance, corr and regr_* (the JVM's
-functions/comoments.scala).
+common/CoMoments.scala, with functions/CoMomentAggregate.scala).
 
 All of them share one state, ``CoMoments``: Welford's running count, means and centred second
 moments of one or two columns (``m2`` = sum of squared deviations from the mean, ``c`` = sum of

@@ -5,7 +5,6 @@ import scala.util.Random
 import org.apache.spark.sql.types._
 import org.scalatest.funsuite.AnyFunSuite
 import sparkagg.api.FunctionDef
-import sparkagg.common.CoMomentAggregate
 import sparkagg.functions._
 
 /**

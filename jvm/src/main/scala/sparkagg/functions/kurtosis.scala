@@ -1,7 +1,6 @@
 package sparkagg.functions
 
 import sparkagg.api.{FunctionDoc, Types}
-import sparkagg.common.ShapeMomentAggregate
 
 /**
  * kurtosis(x) and kurtosis_pop(x): the excess kurtosis (Fisher's, normal = 0) of the non-NULL values,

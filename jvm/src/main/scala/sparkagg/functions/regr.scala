@@ -2,7 +2,7 @@ package sparkagg.functions
 
 import org.apache.spark.sql.types.{DataType, LongType}
 import sparkagg.api.{FunctionDoc, Types}
-import sparkagg.common.{CoMomentAggregate, CoMoments, Moment}
+import sparkagg.common.{CoMoments, Moment}
 import sparkagg.common.Moment._
 
 /**

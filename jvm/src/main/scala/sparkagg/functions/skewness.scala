@@ -1,7 +1,6 @@
 package sparkagg.functions
 
 import sparkagg.api.{FunctionDoc, Types}
-import sparkagg.common.ShapeMomentAggregate
 
 /**
  * skewness(x): the sample skewness of the non-NULL values, adjusted for the sample size, DataFusion-extra's

@@ -1,7 +1,7 @@
 package sparkagg.functions
 
 import sparkagg.api.FunctionDoc
-import sparkagg.common.{CoMomentAggregate, CoMoments, Moment}
+import sparkagg.common.{CoMoments, Moment}
 import sparkagg.common.Moment._
 
 /**
