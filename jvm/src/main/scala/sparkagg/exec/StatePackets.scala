@@ -72,10 +72,11 @@ object StatePackets {
   val EnabledConf = "spark.sparkagg.groups.packets"
   val PartitionBytesConf = "spark.sparkagg.groups.packetPartitionBytes"
 
-  /** The advisory size of a packets' shuffle partition: the setting, or Spark's for rows when that is smaller. */
-  private def advisoryBytes(conf: SQLConf, spark: Option[Long]): Long =
+  /** The advisory size of a packets' shuffle partition: the least of the setting, Spark's for rows and the one
+   *  the exchange already asked for. */
+  private def advisoryBytes(conf: SQLConf, asked: Option[Long]): Long =
     (Seq(JavaUtils.byteStringAsBytes(conf.getConfString(PartitionBytesConf, "4m")),
-      conf.getConf(SQLConf.ADVISORY_PARTITION_SIZE_IN_BYTES)) ++ spark).min
+      conf.getConf(SQLConf.ADVISORY_PARTITION_SIZE_IN_BYTES)) ++ asked).min
 
   /** Header of a packet row: its null bits, `route`, and the offset and size of `states`. */
   private[exec] val Header = 24

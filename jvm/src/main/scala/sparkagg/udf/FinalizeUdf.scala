@@ -60,7 +60,7 @@ final case class FinalizeClass(function: FunctionDef, className: String, declare
  * The declared result of a finalize class whose result type follows the state (one per such function, written
  * by the build). `registerJavaFunction` without a return type infers one
  * from the class's `UDF1` result type: from Object it infers `struct<>`, which registers and then fails inside the
- * first job. For a class annotated `@SQLUserDefinedType` the inference makes that UDT, so each result class here
+ * first job. For a class annotated `@SQLUserDefinedType` the inference makes that UDT, so each result class
  * is its own UDT and refuses to be made: registration fails at once, naming the type to pass. With the
  * type passed Spark never looks at these classes (the values returned are Double, BigDecimal, ...).
  */
